@@ -1,0 +1,36 @@
+# The two commands a person needs: `make lab` (set up and open the course) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# jupyter refuses to run as root unless told; CI and these machines run as root.
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
+.PHONY: lab test test-unit test-lessons bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks notebooks/00_start_here.ipynb
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg notebooks
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest tests -m "not browser"
+
+test-lessons: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg notebooks
+
+bench: $(STAMP)
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

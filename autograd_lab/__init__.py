@@ -1,0 +1,70 @@
+"""autograd_lab: see what PyTorch's autograd really does with your own tensors.
+
+In a notebook: ``%load_ext autograd_lab``, then ``%backward z``, ``%graph z``, ``%storage a``,
+``%exercise mean_square``, ``%%explain`` and ``%%backward_profile``. The same tools are plain
+functions (``autograd_lab.step(z)``, ``autograd_lab.trace(z)``, ...).
+
+Names are imported on first use, so ``import autograd_lab`` stays cheap.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (all imported lazily)
+_PUBLIC = {
+    "trace": "autograd_lab.stepper.trace",
+    "Trace": "autograd_lab.stepper.trace",
+    "TraceError": "autograd_lab.stepper.trace",
+    "step": "autograd_lab.stepper.view",
+    "show_graph": "autograd_lab.stepper.view",
+    "compare_storage": "autograd_lab.storage.experiments",
+    "exercise": "autograd_lab.exercises.bank",
+    "exercises": "autograd_lab.exercises.bank",
+    "progress": "autograd_lab.exercises.progress",
+    "grading": "autograd_lab.exercises.progress",
+    "____": "autograd_lab.exercises.checking",
+    "explain": "autograd_lab.diagnose.explain",
+    "explain_errors": "autograd_lab.diagnose.view",
+    "profile_backward": "autograd_lab.diagnose.profile",
+    "compare_inputs": "autograd_lab.diagnose.profile",
+    "LabInputError": "autograd_lab.errors",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autograd_lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))
+
+
+def load_ipython_extension(shell) -> None:
+    """Called by ``%load_ext autograd_lab``: register the magics."""
+    from .magics import register
+
+    register(shell)
+
+
+def unload_ipython_extension(shell) -> None:
+    """Called by ``%unload_ext autograd_lab``: remove the magics and any error handler we installed."""
+    from .magics import CELL, LINE
+
+    view = sys.modules.get("autograd_lab.diagnose.view")
+    if view is not None:
+        view.explain_errors(False)
+    magics = shell.magics_manager.magics
+    for name in LINE:
+        magics["line"].pop(name, None)
+    for name in CELL:
+        magics["cell"].pop(name, None)

@@ -1,0 +1,1 @@
+"""Diagnosis: autograd error messages explained, and why a backward is slow, measured."""

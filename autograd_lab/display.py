@@ -1,0 +1,87 @@
+"""The one place that decides which face of a view a learner sees.
+
+Every view of the lab is a View: it has a text face (text/plain, what terminals show and nbval
+compares), an HTML face (text/html, for static renderers) and may have a figure and a live widget.
+In a Jupyter kernel the widget is shown, with the text and HTML faces beside it in the same output
+for nbval and for static renderers; elsewhere (terminal IPython, tests) the figure, if any, is shown
+as a PNG followed by the text and HTML faces."""
+from __future__ import annotations
+
+import io
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def live() -> bool:
+    """True inside a Jupyter kernel, where a widget can be drawn by the front end."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class View:
+    """Base of every view: subclasses give text(); html(), figure() and build_widget() are optional."""
+
+    _widget = None
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def html(self) -> str:
+        from .text import pre
+
+        return pre(self.text())
+
+    def figure(self):
+        """A matplotlib Figure shown above the static faces, or None."""
+        return None
+
+    def build_widget(self):
+        """An ipywidgets widget for live kernels, or None for views without one."""
+        return None
+
+    @property
+    def widget(self):
+        if self._widget is None:
+            self._widget = self.build_widget()
+        return self._widget
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def bundle(self, with_widget: bool) -> dict:
+        data = {"text/plain": self.text(), "text/html": self.html()}
+        if with_widget and self.widget is not None:
+            data[WIDGET_MIME] = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+        return data
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        if live() and self.widget is not None:
+            display(self.bundle(with_widget=True), raw=True)
+            return
+        fig = self.figure()
+        if fig is not None:
+            display({"image/png": png(fig), "text/plain": f"<figure: {self.figure_title()}>"}, raw=True)
+        display(self.bundle(with_widget=False), raw=True)
+
+    def figure_title(self) -> str:
+        return type(self).__name__
+
+
+def png(fig, dpi: int = 80) -> bytes:
+    """A matplotlib Figure as PNG bytes, without the metadata that would vary between runs."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def show(view) -> None:
+    """Display a view (or anything IPython can display) in the current front end."""
+    from IPython.display import display
+
+    display(view)

@@ -1,0 +1,1 @@
+"""Exercises: statements, answers computed by torch, checks that diagnose wrong answers, hints and solutions."""

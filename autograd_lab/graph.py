@@ -1,0 +1,180 @@
+"""A snapshot of a backward graph: the nodes reachable from an output's grad_fn, with small stable
+ids, their edges, what they saved, the leaves they feed and the learner's own names for them.
+
+Ids are given in the order a depth-first walk from the output meets the nodes, following
+next_functions in order, so the same code always gives the same ids (never addresses)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import torch
+
+from .tensors import same_memory
+
+ACCUMULATE = "AccumulateGrad"
+_FREED = "Trying to backward through the graph a second time"
+_saved_attrs_by_type: dict[type, tuple[str, ...]] = {}
+
+
+def short_name(fn) -> str:
+    """The node's op name, with the accumulator's C++ namespace dropped."""
+    name = fn.name()
+    return ACCUMULATE if name.endswith("AccumulateGrad") else name
+
+
+@dataclass(eq=False)
+class Node:
+    id: int
+    name: str
+    fn: object = field(repr=False)
+    seq: int
+    next: list = field(default_factory=list)  # [(Node or None, input_nr)], aligned with next_functions
+    saved: dict = field(default_factory=dict)  # "self" -> value, from the _saved_* attributes
+    leaf: torch.Tensor | None = field(default=None, repr=False)
+    label: str | None = None  # the learner's name for the tensor this node produced (or the leaf)
+    consumers: list = field(default_factory=list, repr=False)  # nodes that send a gradient here
+
+    @property
+    def is_accumulator(self) -> bool:
+        return self.name == ACCUMULATE
+
+    @property
+    def title(self) -> str:
+        """How the node is named to a learner: 'PowBackward0 (y)'."""
+        return f"{self.name} ({self.label})" if self.label else self.name
+
+    @property
+    def stops(self) -> list[int]:
+        """Positions of inputs that need no gradient: backprop stops there."""
+        return [i for i, (child, _) in enumerate(self.next) if child is None]
+
+
+@dataclass(eq=False)
+class Graph:
+    nodes: list[Node]
+    freed: bool = False  # saved values were already released by an earlier backward
+    _by_fn: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def root(self) -> Node:
+        return self.nodes[0]
+
+    def node_of(self, fn) -> Node | None:
+        return self._by_fn.get(fn)
+
+    def leaves(self) -> list[Node]:
+        return [n for n in self.nodes if n.is_accumulator]
+
+    def stops(self) -> list[tuple[Node, int]]:
+        return [(n, i) for n in self.nodes for i in n.stops]
+
+    def dependencies(self) -> dict[Node, int]:
+        """How many gradients each node waits for before it can run (one per incoming edge)."""
+        return {n: len(n.consumers) for n in self.nodes}
+
+
+def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) -> Graph:
+    """Walk output.grad_fn and record the graph. names maps the learner's variable names to values.
+
+    >>> x = torch.tensor([1., 2.], requires_grad=True)
+    >>> [n.name for n in snapshot((x * x).sum(), {"x": x}).nodes]
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    """
+    root_fn = output.grad_fn
+    if root_fn is None:
+        raise ValueError("the tensor has no grad_fn")
+    node_labels, leaf_labels = _learner_names(names or {})
+    nodes: list[Node] = []
+    by_fn: dict = {}
+    freed = False
+
+    def visit(fn) -> Node:
+        nonlocal freed
+        node = by_fn.get(fn)
+        if node is not None:
+            return node
+        node = Node(len(nodes), short_name(fn), fn, fn._sequence_nr())
+        by_fn[fn] = node
+        nodes.append(node)
+        if node.is_accumulator:
+            node.leaf = fn.variable
+            node.label = leaf_labels.get(id(node.leaf))
+        else:
+            node.label = node_labels.get(fn)
+        node.saved, was_freed = _saved_values(fn)
+        freed = freed or was_freed
+        return node
+
+    # An explicit stack instead of recursion: a 1000-layer model must not hit Python's recursion limit.
+    root = visit(root_fn)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        pending = []
+        for child_fn, input_nr in node.fn.next_functions:
+            if child_fn is None:
+                node.next.append((None, input_nr))
+                continue
+            known = child_fn in by_fn
+            child = visit(child_fn)
+            child.consumers.append(node)
+            node.next.append((child, input_nr))
+            if not known:
+                pending.append(child)
+        stack.extend(reversed(pending))
+    return Graph(nodes, freed, by_fn)
+
+
+def _learner_names(names: Mapping[str, object]):
+    """The learner's names for graph nodes (by grad_fn) and for leaves (by tensor identity)."""
+    node_labels: dict = {}
+    leaf_labels: dict[int, str] = {}
+
+    def add(name, value):
+        if not isinstance(value, torch.Tensor):
+            return
+        if value.grad_fn is not None:
+            node_labels.setdefault(value.grad_fn, name)
+        elif value.requires_grad:
+            leaf_labels.setdefault(id(value), name)
+
+    for name, value in list(names.items()):
+        if name.startswith("_"):  # IPython's _, _1, __ output history: not the learner's names
+            continue
+        if isinstance(value, torch.nn.Module):
+            for pname, p in value.named_parameters():
+                add(f"{name}.{pname}", p)
+        else:
+            add(name, value)
+    return node_labels, leaf_labels
+
+
+def _saved_values(fn) -> tuple[dict, bool]:
+    attrs = _saved_attrs_by_type.get(type(fn))
+    if attrs is None:
+        attrs = tuple(a for a in dir(fn) if a.startswith("_saved_"))
+        _saved_attrs_by_type[type(fn)] = attrs
+    saved, freed = {}, False
+    for attr in attrs:
+        try:
+            saved[attr[len("_saved_"):]] = getattr(fn, attr)
+        except RuntimeError as err:
+            if _FREED in str(err):
+                freed = True
+            else:
+                raise
+    return saved, freed
+
+
+def label_of(value, graph: Graph, names: Mapping[str, object] | None = None) -> str | None:
+    """The learner's name for a saved tensor, if it is one of theirs (same memory, same view)."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    for name, candidate in (names or {}).items():
+        if not name.startswith("_") and isinstance(candidate, torch.Tensor) and same_memory(candidate, value):
+            return name
+    for node in graph.nodes:
+        if node.leaf is not None and node.label and same_memory(node.leaf, value):
+            return node.label
+    return None

@@ -1,0 +1,68 @@
+"""Small helpers about tensors that every room needs: keep a value whole or as a summary, and
+decide whether two tensors are the same view of the same memory (without ever showing an address)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# A trace keeps gradients up to this many elements whole; bigger ones become a Summary, so the
+# memory a recording holds stays bounded on big models.
+KEEP_WHOLE = 4096
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What is left of a big tensor: enough to recognise it, not the values.
+
+    >>> Summary.of(torch.zeros(100, 100)).shape
+    (100, 100)
+    """
+
+    shape: tuple
+    dtype: torch.dtype
+    device: str
+    norm: float
+    first: tuple
+
+    @classmethod
+    def of(cls, t: torch.Tensor, count: int = 4) -> "Summary":
+        flat = t.detach().reshape(-1)
+        norm = float(flat.float().norm()) if flat.numel() and (t.is_floating_point() or t.is_complex()) else 0.0
+        first = tuple(float(v) for v in flat[:count].tolist()) if not t.is_complex() else ()
+        return cls(tuple(t.shape), t.dtype, str(t.device), norm, first)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+def keep(value, limit: int = KEEP_WHOLE):
+    """A value as the lab stores it: small tensors by reference, big ones as a Summary."""
+    if isinstance(value, torch.Tensor):
+        return value if value.numel() <= limit else Summary.of(value)
+    return value
+
+
+def same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when a and b are the same window onto the same storage (same object, or an alias)."""
+    if a is b:
+        return True
+    if a.device != b.device or a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    try:
+        return (a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+                and a.storage_offset() == b.storage_offset() and a.stride() == b.stride())
+    except (RuntimeError, NotImplementedError):  # tensors without storage (meta, some subclasses)
+        return False
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when a and b live in the same block of memory, whatever part of it each one shows."""
+    try:
+        return a.device == b.device and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return False
