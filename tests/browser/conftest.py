@@ -48,8 +48,10 @@ LAB_SETTINGS = {
 def find_chromium() -> str | None:
     """The system Chromium (Debian's package), or the one named by AUTOGRAD_LAB_CHROMIUM."""
     named = os.environ.get("AUTOGRAD_LAB_CHROMIUM")
-    candidates = [named] if named else []
-    candidates += [shutil.which("chromium"), shutil.which("chromium-browser"), "/usr/bin/chromium"]
+    if named:
+        candidates = [named]
+    else:
+        candidates = [shutil.which("chromium"), shutil.which("chromium-browser"), "/usr/bin/chromium"]
     for path in candidates:
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
             return path
@@ -171,7 +173,8 @@ class LabServer:
 def chromium_path():
     path = find_chromium()
     if path is None:
-        no_browser("no Chromium found (looked for chromium, chromium-browser, /usr/bin/chromium)")
+        looked = os.environ.get("AUTOGRAD_LAB_CHROMIUM") or "chromium, chromium-browser, /usr/bin/chromium"
+        no_browser(f"no Chromium found (looked for {looked})")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
