@@ -195,9 +195,10 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
 
     steps = [Step(i, node, g_out, g_in) for i, (node, g_out, g_in) in enumerate(order)]
     _explain_order(graph, steps)
+    grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads)}
     for step in steps:
         if step.node.is_accumulator:
-            before = kept_leaf_grads[leaves.index(step.node.leaf)] if step.node.leaf is not None else None
+            before = grad_before.get(step.node)
             step.grad_before = keep(before)
             incoming = step.grad_outputs[0]
             if before is None or not isinstance(incoming, torch.Tensor):

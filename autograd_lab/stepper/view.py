@@ -1,0 +1,278 @@
+"""The stepper widget and the graph view: the front ends of a recorded backward."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..display import View, live, png
+from ..text import esc
+from .draw import Layout, draw
+from .faces import panel_html, panel_text, walk_html, walk_text
+from .predict import Verdict, compare
+from .trace import Trace, trace as record
+
+
+class Stepper(View):
+    """Walk through one recorded backward. index is how many steps are revealed (0 = none).
+
+    >>> import torch
+    >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
+    >>> s = Stepper(record((x ** 2).mean(), names={"x": x}))
+    >>> s.next().index, s.current.name
+    (1, 'MeanBackward0')
+    """
+
+    def __init__(self, trace: Trace, predict: bool = False, apply: bool = False, label: str = "the output"):
+        self.trace = trace
+        self.predicting = predict
+        self.apply_at_end = apply
+        self.applied = False
+        self.label = label
+        self.index = 0
+        self.verdicts: dict[int, Verdict] = {}
+        self._layout = None
+
+    # --- moving -------------------------------------------------------------------------------
+    @property
+    def current(self):
+        return self.trace.steps[self.index - 1] if self.index else None
+
+    def goto(self, index: int) -> "Stepper":
+        index = max(0, min(int(index), len(self.trace.steps)))
+        if index != self.index:
+            self.index = index
+            if index == len(self.trace.steps) and self.apply_at_end and not self.applied:
+                self.trace.apply()
+                self.applied = True
+            self._refresh()
+        return self
+
+    def next(self) -> "Stepper":
+        return self.goto(self.index + 1)
+
+    def prev(self) -> "Stepper":
+        return self.goto(self.index - 1)
+
+    def reset(self) -> "Stepper":
+        return self.goto(0)
+
+    def end(self) -> "Stepper":
+        return self.goto(len(self.trace.steps))
+
+    def predict(self, answer) -> Verdict:
+        """Check a prediction of what the next step sends on, then reveal that step."""
+        if self.index >= len(self.trace.steps):
+            return Verdict(False, "backward is finished: there is no step left to predict")
+        step = self.trace.steps[self.index]
+        expected = (step.grad_after,) if step.node.is_accumulator else step.grad_inputs
+        verdict = compare(answer, expected)
+        self.verdicts[self.index + 1] = verdict
+        self.next()
+        return verdict
+
+    # --- faces --------------------------------------------------------------------------------
+    @property
+    def title(self) -> str:
+        n = len(self.trace.steps)
+        return f"backward of {self.label}: {n} step{'s' if n != 1 else ''} in the order the engine ran them"
+
+    def _revealed(self):
+        return self.index if self.predicting else None
+
+    def text(self) -> str:
+        text = walk_text(self.trace, self.title, self.index, self._revealed())
+        if self.applied:
+            text += "\n" + self._applied_text()
+        return text
+
+    def html(self) -> str:
+        return walk_html(self.trace, self.title, self.index, self._revealed())
+
+    def _applied_text(self) -> str:
+        leaves = [s.node.label or "leaf" for s in self.trace.steps if s.node.is_accumulator]
+        return f"applied: .grad accumulated for {', '.join(leaves)}, as backward() does"
+
+    @property
+    def layout(self) -> Layout:
+        if self._layout is None:
+            self._layout = Layout(self.trace.graph)
+        return self._layout
+
+    def figure(self):
+        steps = self.trace.steps
+        done = {s.node for s in steps[: max(self.index - 1, 0)]}
+        upcoming = steps[self.index] if self.index < len(steps) else None
+        ready = set(upcoming.ready) if upcoming is not None else set()
+        current = self.current.node if self.current else None
+        return draw(self.layout, current=current, done=done, ready=ready - {current})
+
+    def figure_title(self) -> str:
+        return f"backward graph of {self.label}"
+
+    def build_widget(self):
+        import ipywidgets as w
+
+        n = len(self.trace.steps)
+        self._image = w.Image(format="png", layout=w.Layout(max_width="560px"))
+        self._image.add_class("agl-figure")
+        self._panel = w.HTML()
+        self._panel.add_class("agl-step-panel")
+        buttons = {}
+        for key, text, action in (("reset", "Reset", self.reset), ("prev", "Previous", self.prev),
+                                  ("next", "Next", self.next), ("end", "End", self.end)):
+            button = w.Button(description=text, layout=w.Layout(width="90px"))
+            button.add_class(f"agl-{key}")
+            button.on_click(lambda _b, act=action: act())
+            buttons[key] = button
+        self.buttons = buttons
+        self._slider = w.IntSlider(value=0, min=0, max=n, description="step", continuous_update=False)
+        self._slider.add_class("agl-slider")
+        self._slider.observe(lambda change: self.goto(change["new"]), names="value")
+        self._play = w.Play(value=0, min=0, max=n, interval=900)
+        self._play.add_class("agl-play")
+        w.jslink((self._play, "value"), (self._slider, "value"))
+        controls = w.HBox([*buttons.values(), self._play, self._slider])
+        children = [controls, w.HBox([self._image, self._panel])]
+        if self.predicting:
+            self._answer = w.Text(placeholder="what does the next node send on? e.g. [0.5, 1.0]",
+                                  layout=w.Layout(width="420px"))
+            self._answer.add_class("agl-predict")
+            check = w.Button(description="Check")
+            check.add_class("agl-predict-check")
+            check.on_click(lambda _b: self._check_typed())
+            self._answer.on_submit(lambda _t: self._check_typed())
+            self._verdict = w.HTML()
+            self._verdict.add_class("agl-verdict")
+            children.append(w.HBox([self._answer, check]))
+            children.append(self._verdict)
+            self.buttons["check"] = check
+        box = w.VBox(children)
+        self._widget = box
+        self._refresh()
+        return box
+
+    def _check_typed(self):
+        text = self._answer.value.strip()
+        try:
+            answer = eval(text, {"torch": __import__("torch")}, dict(self.trace.names))  # the learner's namespace
+        except Exception as err:  # a typo in the box: say so, reveal nothing
+            self._verdict.value = f"<b>could not read that</b>: {esc(type(err).__name__)}: {esc(err)}"
+            return
+        verdict = self.predict(answer)
+        self._verdict.value = f"<b>{'right' if verdict.right else 'wrong'}</b>: {esc(verdict.message)}"
+
+    def _refresh(self):
+        if self._widget is None:
+            return
+        reveal = True
+        self._panel.value = panel_html(self.trace, self.index, reveal) + self._next_prompt()
+        self._image.value = png(self.figure())
+        if self._slider.value != self.index:
+            self._slider.value = self.index
+        self.buttons["prev"].disabled = self.buttons["reset"].disabled = self.index == 0
+        self.buttons["next"].disabled = self.buttons["end"].disabled = self.index == len(self.trace.steps)
+
+    def _next_prompt(self) -> str:
+        if not self.predicting or self.index >= len(self.trace.steps):
+            return ""
+        step = self.trace.steps[self.index]
+        what = (f"what {step.node.label or 'the leaf'}.grad holds after it" if step.node.is_accumulator
+                else "what it sends on")
+        return f"<p><i>Next: {esc(step.node.title)}. Predict {esc(what)}, then press Check.</i></p>"
+
+    def panel(self) -> str:
+        """The current step's panel as plain text."""
+        return panel_text(self.trace, self.index)
+
+
+class GraphView(View):
+    """A backward graph drawn once, with where backprop stops."""
+
+    def __init__(self, graph, label: str):
+        self.graph = graph
+        self.label = label
+
+    def text(self) -> str:
+        from ..text import table
+
+        rows = []
+        for node in self.graph.nodes:
+            to = ", ".join("stop" if c is None else f"{c.id}" for c, _ in node.next) or "-"
+            rows.append([str(node.id), node.title, to])
+        stops = self.graph.stops()
+        lines = [f"backward graph of {self.label}: {len(self.graph.nodes)} nodes, "
+                 f"{_count(len(self.graph.leaves()), 'leaf', 'leaves')}, "
+                 f"{_count(len(stops), 'place', 'places')} where backprop stops",
+                 table(["id", "node", "sends gradients to"], rows)]
+        if stops:
+            lines.append("stop = an input that needs no gradient (a constant, a tensor without "
+                         "requires_grad, or a .detach()): nothing flows past it.")
+        return "\n".join(lines)
+
+    def figure(self):
+        return draw(Layout(self.graph), title=f"backward graph of {self.label}", limit=60)
+
+    def figure_title(self) -> str:
+        return f"backward graph of {self.label}"
+
+    def build_widget(self):
+        import ipywidgets as w
+
+        image = w.Image(value=png(self.figure()), format="png")
+        image.add_class("agl-graph")
+        return image
+
+
+def step(output, gradient=None, predict: bool = False, apply: bool = False,
+         names: Mapping | None = None, label: str | None = None) -> Stepper:
+    """Record output.backward(gradient) and return a stepper over it (shown as a widget).
+
+    >>> import torch
+    >>> x = torch.tensor([1., 2., 3.], requires_grad=True, dtype=torch.double)
+    >>> s = step((x ** 2).mean(), names={"x": x})
+    >>> [st.name for st in s.trace.steps]
+    ['MeanBackward0', 'PowBackward0', 'AccumulateGrad']
+    """
+    if names is None:
+        import sys
+
+        frame = sys._getframe(1)
+        names = {**frame.f_globals, **frame.f_locals}
+    recorded = record(output, gradient, names=names)
+    stepper = Stepper(recorded, predict=predict, apply=apply,
+                      label=label or _name_in(names, output) or "the output")
+    if apply and not live():  # no widget to step through: the text shows the whole walk at once
+        stepper.end()
+    return stepper
+
+
+def show_graph(output, names: Mapping | None = None, label: str | None = None) -> GraphView:
+    """The backward graph of output, drawn once (matplotlib; no Graphviz needed).
+
+    >>> import torch
+    >>> x = torch.tensor([1., 2.], requires_grad=True)
+    >>> len(show_graph((x * 2).sum(), names={"x": x}).graph.nodes)
+    3
+    """
+    from ..graph import snapshot
+    from .trace import check_input
+
+    if names is None:
+        import sys
+
+        frame = sys._getframe(1)
+        names = {**frame.f_globals, **frame.f_locals}
+    what = label or _name_in(names, output) or "the output"
+    check_input(output, None if not isinstance(output, __import__("torch").Tensor) or output.numel() == 1
+                else __import__("torch").ones_like(output), what)
+    return GraphView(snapshot(output, names), what)
+
+
+def _name_in(names: Mapping, value) -> str | None:
+    for name, candidate in names.items():
+        if candidate is value and not name.startswith("_"):
+            return name
+    return None
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
