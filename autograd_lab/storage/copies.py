@@ -1,0 +1,161 @@
+"""The ways of copying a tensor that the storage lab compares, the in-place edits it tries on a copy,
+and the twin: a fresh tensor with the learner's values on which every experiment runs, so that the
+learner's own tensor, its .grad and its version counter are never touched."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from ..errors import LabInputError
+
+# Every row of a report makes a few twins of the whole storage: keep that small.
+MAX_ELEMENTS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One way of copying a: its key (the code after 'a'), and how to take it from a tensor."""
+
+    key: str
+    take: Callable
+    numpy: bool = False  # the copy is a numpy array, not a tensor
+
+    def code(self, name: str = "a") -> str:
+        """The code a learner would type: Copy('detach()', ...).code('a') == 'a.detach()'."""
+        if self.key.startswith("torch."):
+            return self.key.replace("(a)", f"({name})")
+        base = wrap(name)
+        return base + self.key if self.key[0] in ".[" else f"{base}.{self.key}"
+
+
+def wrap(name: str) -> str:
+    """The expression in brackets unless it is a plain name, attribute or subscript: 'w * 2' -> '(w * 2)'."""
+    simple = all(c.isalnum() or c in "_.[]:" for c in name) and name.count("[") == name.count("]")
+    return name if simple else f"({name})"
+
+
+def view_key(a: torch.Tensor) -> str:
+    """'view(-1)' when a flat view of a exists (PyTorch decides), else a slice."""
+    try:
+        a.detach().view(-1)
+        return "view(-1)"
+    except RuntimeError:  # a non-contiguous tensor has no flat view
+        return "[1:]" if a.shape[0] > 1 else "[:]"
+
+
+def copies(a: torch.Tensor) -> list[Copy]:
+    """The copies the lab compares, in the order the table shows them."""
+    view = view_key(a)
+    found = [
+        Copy("detach()", lambda t: t.detach()),
+        Copy("clone()", lambda t: t.clone()),
+        Copy("clone().detach()", lambda t: t.clone().detach()),
+        Copy("detach().clone()", lambda t: t.detach().clone()),
+        Copy(".data", lambda t: t.data),
+        Copy(view, _viewer(view)),
+    ]
+    if a.device.type == "cpu":  # numpy arrays live in CPU memory only
+        found.append(Copy("detach().numpy()", lambda t: t.detach().numpy(), numpy=True))
+    found.append(Copy("torch.tensor(a)", lambda t: torch.tensor(t)))
+    return found
+
+
+def _viewer(key: str) -> Callable:
+    if key == "view(-1)":
+        return lambda t: t.view(-1)
+    if key == "[1:]":
+        return lambda t: t[1:]
+    return lambda t: t[:]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """An in-place edit of the copy b: on a tensor, or on a numpy array."""
+
+    name: str
+    on_tensor: str  # the code shown for a tensor copy
+    on_array: str  # the code shown for a numpy copy
+    tensor: Callable
+    array: Callable
+
+    def code(self, copy: Copy) -> str:
+        return self.on_array if copy.numpy else self.on_tensor
+
+    def apply(self, b) -> None:
+        (self.array if not isinstance(b, torch.Tensor) else self.tensor)(b)
+
+
+def _times_two(n):
+    n *= 2
+
+
+def _plus_one(n):
+    n += 1
+
+
+def _zero(n):
+    n[...] = 0
+
+
+EDITS = {
+    "mul_": Edit("mul_", "b.mul_(2)", "b *= 2", lambda b: b.mul_(2), _times_two),
+    "add_": Edit("add_", "b.add_(1)", "b += 1", lambda b: b.add_(1), _plus_one),
+    "zero_": Edit("zero_", "b.zero_()", "b[...] = 0", lambda b: b.zero_(), _zero),
+    "numpy": Edit("numpy", "n = b.numpy(); n *= 2", "b *= 2", lambda b: _times_two(b.numpy()), _times_two),
+}
+
+
+def edit_named(name: str) -> Edit:
+    if name not in EDITS:
+        raise LabInputError(f"unknown edit {name!r}: pick one of {', '.join(EDITS)}")
+    return EDITS[name]
+
+
+def check(a) -> None:
+    """Refuse what the experiments cannot run on, with what to type instead."""
+    if not isinstance(a, torch.Tensor):
+        raise LabInputError(f"%storage needs a tensor, got a {type(a).__name__}. "
+                            "Try: a = torch.tensor([1., 2., 3.], requires_grad=True); %storage a")
+    if a.layout != torch.strided or a.is_meta or a.is_quantized:
+        raise LabInputError("%storage needs an ordinary dense tensor with data (not sparse, meta or "
+                            "quantized). Try: %storage a.to_dense()")
+    if not (a.is_floating_point() or a.is_complex()):
+        raise LabInputError(f"a tensor of dtype {str(a.dtype).replace('torch.', '')} cannot require "
+                            "grad, so the backward experiments cannot run. Try: %storage a.float()")
+    if a.is_inference():
+        raise LabInputError("this tensor was made under torch.inference_mode() and can never enter a "
+                            "graph. Try: %storage a.clone() outside inference_mode")
+    if _storage_elements(a) > MAX_ELEMENTS:
+        raise LabInputError(f"this tensor's storage holds {_storage_elements(a)} elements; the lab copies "
+                            f"it many times and takes up to {MAX_ELEMENTS}. Try a small piece: "
+                            "%storage a.flatten()[:4].clone()")
+
+
+def _storage_elements(a: torch.Tensor) -> int:
+    return a.untyped_storage().nbytes() // a.element_size()
+
+
+def twin(a: torch.Tensor) -> torch.Tensor:
+    """A fresh tensor with a's values, dtype, device and layout (offset, strides, a view if a is one),
+    that requires grad (a leaf, or a non-leaf if a is one). Nothing of a is changed.
+
+    >>> t = twin(torch.tensor([1., 2.]))
+    >>> t.tolist(), t.requires_grad, t.is_leaf
+    ([1.0, 2.0], True, True)
+    """
+    base = a._base if a._base is not None else a
+    with torch.no_grad():
+        whole = torch.empty(0, dtype=a.dtype, device=a.device)
+        whole.set_(a.untyped_storage(), 0, (_storage_elements(a),), (1,))
+        whole = whole.clone()  # reads the learner's memory, writes only to new memory
+        # detach() makes the window a fresh tensor (not a view) whose version counter starts at 0
+        root = whole.as_strided(base.size(), base.stride(), base.storage_offset()).detach()
+    root.requires_grad_(True)
+    if base.grad_fn is not None:  # mirror a non-leaf: in-place edits of its views are allowed
+        root = root.clone()
+    if base is a:
+        return root
+    offset = a.storage_offset() - base.storage_offset() + root.storage_offset()
+    return root.as_strided(a.size(), a.stride(), offset)
