@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 import torch
@@ -213,9 +214,11 @@ def _shared(flag) -> str:
     return "-" if flag is None else ("shared" if flag else "separate")
 
 
-def compare_storage(a, edit: str = "mul_", name: str = "a") -> StorageReport:
+def compare_storage(a, edit: str = "mul_", name: str = "a", names: Mapping | None = None) -> StorageReport:
     """Which copies of a share its storage and its version counter, which stay in the graph, and what
     an in-place edit of each copy does to the next backward. Runs on twins; a is never changed.
+    edit is one of "mul_", "add_", "zero_", "numpy"; name is how texts call a; names (a namespace)
+    lets the report mention the learner's other tensors that live in a's storage.
 
     >>> report = compare_storage(torch.tensor([1., 2., 3.], requires_grad=True))
     >>> report["detach()"].after_inplace, report[".data"].after_inplace
@@ -224,4 +227,4 @@ def compare_storage(a, edit: str = "mul_", name: str = "a") -> StorageReport:
     check(a)
     edit_named(edit)
     rows = [experiment(a, copy, edit, name) for copy in copies(a)]
-    return StorageReport(Subject.of(a, name), rows, edit)
+    return StorageReport(Subject.of(a, name, names), rows, edit)

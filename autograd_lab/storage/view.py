@@ -1,0 +1,85 @@
+"""The storage lab's front end: the view %storage shows (table, memory picture, text and HTML faces)
+and its widget, where the learner picks a copy and an in-place edit and sees, on twins, which names
+change and what the next backward does."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import torch
+
+from ..display import View, png
+from ..errors import LabInputError
+from . import faces
+from .copies import check, copies
+from .experiments import compare_storage, experiment
+from .memory import memory
+from .picture import picture
+
+
+class StorageView(View):
+    """compare_storage(a) with its three faces and a widget. The learner's tensor is only read."""
+
+    def __init__(self, tensor: torch.Tensor, name: str = "a", names: Mapping | None = None):
+        self.tensor, self.name, self.names = tensor, name, names or {}
+        self.report = compare_storage(tensor, name=name, names=self.names)
+
+    def text(self) -> str:
+        return faces.text(self.report)
+
+    def html(self) -> str:
+        return faces.html(self.report)
+
+    def figure(self):
+        return picture(memory(self.tensor, self.report))
+
+    def figure_title(self) -> str:
+        return f"memory of {self.name} and its copies"
+
+    def apply(self, key: str, edit: str):
+        """Run the chosen edit on a twin's copy: the row, the report with that edit, the memory after it."""
+        copy = next((c for c in copies(self.tensor) if c.key == key), None)
+        if copy is None:
+            raise LabInputError(f"no copy {key!r}: pick one of {', '.join(self.report.keys())}")
+        report = compare_storage(self.tensor, edit=edit, name=self.name, names=self.names)
+        row = experiment(self.tensor, copy, edit, self.name)
+        return row, report, memory(self.tensor, report, key, edit)
+
+    def build_widget(self):
+        import ipywidgets as w
+
+        table = w.HTML(faces.table_html(self.report, "detach()"))
+        table.add_class("agl-storage-table")
+        image = w.Image(value=png(self.figure()), format="png", layout=w.Layout(max_width="100%"))
+        image.add_class("agl-storage-picture")
+        copy = w.Dropdown(options=[(r.code, r.key) for r in self.report.rows], value="detach()",
+                          description="copy b =")
+        copy.add_class("agl-storage-copy")
+        edit = w.Dropdown(options=faces.EDIT_CHOICES, value="mul_", description="edit")
+        edit.add_class("agl-storage-edit")
+        button = w.Button(description="Apply edit", tooltip="run the edit on a twin, never on your tensor")
+        button.add_class("agl-storage-apply")
+        result = w.HTML(f"Pick a copy and an edit, then press Apply edit. It runs on a twin of "
+                        f"{faces.esc(self.name)}; yours is not touched.")
+        result.add_class("agl-storage-result")
+
+        def on_click(_):
+            row, report, mem = self.apply(copy.value, edit.value)
+            table.value = faces.table_html(report, copy.value)
+            image.value = png(picture(mem))
+            result.value = faces.outcome_html(row, self.name)
+
+        button.on_click(on_click)
+        intro = w.HTML(f"<b>{faces.esc(self.report.subject.describe())}</b>")
+        box = w.VBox([intro, table, w.HBox([copy, edit, button]), result, image])
+        box.add_class("agl-storage")
+        return box
+
+
+def storage_view(tensor, name: str = "a", names: Mapping | None = None) -> StorageView:
+    """The view %storage shows. Bad input raises LabInputError with what to type instead.
+
+    >>> storage_view(torch.tensor([1., 2.]), "x").report["clone()"].in_graph
+    True
+    """
+    check(tensor)
+    return StorageView(tensor, name, names)
