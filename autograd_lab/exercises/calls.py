@@ -1,0 +1,106 @@
+"""Exercises about how backward() is called: two leaves at once, a non-scalar output with an
+explicit gradient, and two backward calls that accumulate."""
+from __future__ import annotations
+
+import torch
+
+from .checking import show
+from .exercise import Diagnoser, Exercise
+from .forms import PartsForm, TensorForm
+from .powers import DOUBLED, MISSING_MEAN, NO_FACTOR, Y_VALUE
+from .run import grad, run, tensor_code
+
+X_LINE = tensor_code("x", [1.0, 2.0, 3.0])
+
+
+def weighted_mean_square(seed=None) -> Exercise:
+    w_line = tensor_code("w", [3.0, 1.0, 0.5])
+    setup = f"{w_line}\n{X_LINE}\nz = (w * x**2).mean()\nz.backward()"
+    ns = run(setup)
+    gw, gx = ns["w"].grad.clone(), ns["x"].grad.clone()
+    summed = run(f"{w_line}\n{X_LINE}\n(w * x**2).sum().backward()")
+    form = PartsForm([("w.grad", TensorForm("w.grad", "w")), ("x.grad", TensorForm("x.grad", "x"))])
+    diagnosers = [
+        Diagnoser("You swapped the two: give w.grad first, then x.grad.", (gx, gw)),
+        Diagnoser("For w.grad the 1/n of the mean is missing.", part=0, value=summed["w"].grad),
+        Diagnoser("For x.grad the 1/n of the mean is missing.", part=1, value=summed["x"].grad),
+        Diagnoser("For x.grad the weights are missing: each term w_i * x_i**2 keeps its w_i when "
+                  "you differentiate with respect to x_i.", part=1, value=grad(f"{X_LINE}\n(x**2).mean().backward()")),
+        Diagnoser("For x.grad " + NO_FACTOR[0].lower() + NO_FACTOR[1:], part=1,
+                  value=grad(f"{w_line}\n{X_LINE}\n(w * x**2 / 2).mean().backward()")),
+        Diagnoser("For w.grad you gave the weights themselves; differentiate z with respect to w_i "
+                  "(x is the constant then).", part=0, value=ns["w"].detach()),
+    ]
+    hints = ["z = (w_1 x_1**2 + ... + w_n x_n**2) / n. For w.grad treat x as constant; for x.grad treat w as constant.",
+             "dz/dw_i = x_i**2 / n, and dz/dx_i comes from the power rule with w_i as a constant factor.",
+             "dz/dx_i = 2 * w_i * x_i / n. Answer with the pair (w.grad, x.grad)."]
+    solution = (f"dz/dw_i = x_i**2 / n and dz/dx_i = 2 w_i x_i / n, n = 3.\n"
+                f"w.grad = {show(gw)}\nx.grad = {show(gx)}\n\n{setup}\nex.check((w.grad, x.grad))")
+    return Exercise(
+        name="weighted_mean_square", title="Two leaves: a weighted mean of squares",
+        intro="Both w and x require grad, so one backward() fills both .grad attributes.",
+        setup=setup, question="What are w.grad and x.grad after z.backward()?",
+        answer_form="the pair (w.grad, x.grad), each a tensor of shape (3,), or a dict {\"w\": ..., \"x\": ...}",
+        form=form, expected=(gw, gx), hints=hints, solution_text=solution, diagnosers=diagnosers,
+        kind="the pair of gradients", praise="Each leaf gets the derivative with the other held constant.")
+
+
+def nonscalar_backward(seed=None) -> Exercise:
+    setup = f"{X_LINE}\ny = x**2 + 3 * x\ny.backward(torch.ones_like(y))"
+    ns = run(setup)
+    x, y, expected = ns["x"].detach(), ns["y"].detach(), ns["x"].grad.clone()
+    diagnosers = [
+        Diagnoser(Y_VALUE.replace("dz/dx_i: how fast z", "dy_i/dx_i: how fast y_i"), y),
+        Diagnoser("All ones is the gradient you passed in, torch.ones_like(y): backward() multiplies "
+                  "it by dy/dx on the way to x.", torch.ones_like(x)),
+        Diagnoser("The 3 * x term has a derivative too.", grad(f"{X_LINE}\n(x**2).sum().backward()")),
+        Diagnoser("This is twice the gradient: did you run both y.backward(torch.ones_like(y)) and "
+                  "y.sum().backward() on the same x? .grad added up both; each one alone gives the answer.",
+                  grad(f"{setup}\n(x**2 + 3 * x).sum().backward()")),
+        Diagnoser("backward() does not add the gradient up: torch.ones_like(y) weighs each y_i by 1 "
+                  "and x.grad keeps one entry per element of x.", expected.sum()),
+        Diagnoser("That would be the gradient of y.mean(); torch.ones_like(y) matches y.sum().",
+                  grad(f"{X_LINE}\n(x**2 + 3 * x).mean().backward()")),
+    ]
+    hints = ["y has 3 elements, so y.backward() alone fails (grad can be implicitly created only for "
+             "scalar outputs). Passing torch.ones_like(y) is the same as calling y.sum().backward().",
+             "So x.grad = d(y_1 + y_2 + y_3)/dx_i = dy_i/dx_i.",
+             "dy_i/dx_i = 2 * x_i + 3, one entry per element of x."]
+    solution = (f"y.backward(torch.ones_like(y)) computes the gradient of sum_i 1 * y_i, the same as "
+                f"y.sum().backward(): dy_i/dx_i = 2 x_i + 3.\nx.grad = {show(expected)}\n\n{setup}\nx.grad")
+    return Exercise(
+        name="nonscalar_backward", title="backward() on a non-scalar output",
+        intro="y has one entry per element of x, so backward() needs to be told how to weigh them.",
+        setup=setup, question="What is x.grad? (y.sum().backward() on a fresh x gives the same.)",
+        answer_form="x.grad: a float tensor with x's shape (3,)", form=TensorForm("x.grad"),
+        expected=expected, hints=hints, solution_text=solution, diagnosers=diagnosers,
+        praise="Passing torch.ones_like(y) is the same as backward() on y.sum().")
+
+
+def accumulate(seed=None) -> Exercise:
+    setup = f"{X_LINE}\nz = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"
+    ns = run(setup)
+    expected = ns["x"].grad.clone()
+    once = grad(f"{X_LINE}\n(x**2).mean().backward()")
+    diagnosers = [
+        Diagnoser("This is the gradient of one backward() call. .grad is not replaced by the second "
+                  "call: the new gradient is added to the old one.", once),
+        Diagnoser("Nothing resets .grad between the calls; only x.grad = None or x.grad.zero_() would.",
+                  torch.zeros_like(expected)),
+        Diagnoser(MISSING_MEAN, grad(f"{X_LINE}\nz = (x**2).sum()\nz.backward(retain_graph=True)\nz.backward()")),
+        Diagnoser("Two backward() calls add the gradient twice, not three times.", once * 3),
+        Diagnoser(DOUBLED.split(":")[0] + " of both calls together: each call adds the gradient once.", once * 4),
+    ]
+    hints = ["retain_graph=True keeps the graph, so the second z.backward() works. What does it do to x.grad?",
+             ".grad accumulates: each backward() adds its gradient to what is already there.",
+             "x.grad = 2 * (2 * x_i / n): the gradient of the mean of squares, twice."]
+    solution = (f"Each call adds dz/dx_i = 2 x_i / 3, so after two calls x.grad = {show(expected)}.\n"
+                f"One call alone gives {show(once)}. In a training loop, clear .grad each step "
+                f"(optimizer.zero_grad()).\n\n{setup}\nx.grad")
+    return Exercise(
+        name="accumulate", title="Two backward calls without zeroing",
+        intro="The graph is kept with retain_graph=True and backward() runs twice; .grad is never cleared.",
+        setup=setup, question="What is x.grad after both calls?",
+        answer_form="x.grad: a float tensor with x's shape (3,)", form=TensorForm("x.grad"),
+        expected=expected, hints=hints, solution_text=solution, diagnosers=diagnosers,
+        praise="Gradients accumulate in .grad; that is why training loops zero them each step.")

@@ -1,0 +1,128 @@
+"""The x**p family: the gradient of (x**p).mean() or (x**p).sum(), for fixed, learner-specific
+random and symbolic x. Every expected answer and every known wrong answer is computed by torch
+from code the learner could run."""
+from __future__ import annotations
+
+import torch
+
+from .checking import show
+from .exercise import Diagnoser, Exercise
+from .forms import FunctionForm, TensorForm
+from .run import grad, learner_seed, random_values, run, tensor_code
+
+MISSING_MEAN = ("This is the gradient of the sum. The mean also divides by n, the number of "
+                "elements, and so does its gradient.")
+EXTRA_MEAN = "You divided by n, but z is a sum, not a mean: each x_i appears once in it, with no 1/n."
+NO_FACTOR = ("The power rule brings the exponent down as a factor, d(x**p)/dx = p * x**(p-1); "
+             "that factor is missing.")
+Y_VALUE = ("These are the values of y, not a gradient. x.grad holds dz/dx_i: how fast z changes "
+           "when x_i moves.")
+Z_VALUE = "This is z, the value of the output itself; x.grad holds the derivative of z, one entry per element of x."
+X_VALUE = "This is x itself. x.grad holds dz/dx: differentiate z with respect to each x_i."
+DOUBLED = ("This is twice the gradient: .grad accumulates. Running backward() a second time (for "
+           "example running the cell again) adds the gradient once more; set x.grad = None before.")
+WRONG_POWER = "You used the rule for x**2, but y = x**3 here: the power rule gives 3 * x**2."
+
+
+def _family(name, title, values, power, reduce, seed=None, intro=None) -> Exercise:
+    x_line = tensor_code("x", values)
+    setup = f"{x_line}\ny = x**{power}\nz = y.{reduce}()\nz.backward()"
+    ns = run(setup)
+    x, expected = ns["x"].detach(), ns["x"].grad.detach().clone()
+    n = len(values)
+    other = "sum" if reduce == "mean" else "mean"
+    diagnosers = [
+        Diagnoser(MISSING_MEAN if reduce == "mean" else EXTRA_MEAN,
+                  grad(f"{x_line}\n(x**{power}).{other}().backward()")),
+        Diagnoser(NO_FACTOR, grad(f"{x_line}\n(x**{power} / {power}).{reduce}().backward()")),
+        Diagnoser(Y_VALUE, ns["y"].detach()),
+        Diagnoser(Z_VALUE, ns["z"].detach()),
+        Diagnoser(X_VALUE, x),
+        Diagnoser(DOUBLED, grad(f"{x_line}\nz = (x**{power}).{reduce}()\nz.backward(retain_graph=True)\nz.backward()")),
+    ]
+    if power != 2:
+        diagnosers.append(Diagnoser(WRONG_POWER, grad(f"{x_line}\n(x**2).{reduce}().backward()")))
+    per = " / n" if reduce == "mean" else ""
+    rule = f"{power} * x_i" + (f"**{power - 1}" if power > 2 else "")
+    whole = (f"z = (x_1**{power} + ... + x_n**{power}){per}" if reduce == "mean"
+             else f"z = x_1**{power} + ... + x_n**{power}")
+    hints = [
+        f"Write z out: {whole}. Differentiate it with respect to one element x_i.",
+        f"Only the term x_i**{power} contains x_i; the power rule gives its derivative."
+        + (" Then the mean divides everything by n." if reduce == "mean" else ""),
+        f"dz/dx_i = {rule}{per}. Apply it to each element of x (here n = {n}).",
+    ]
+    solution = (f"{whole}, so dz/dx_i = {rule}{per}.\n"
+                f"With x = {show(x)} (n = {n}): x.grad = {show(expected)}\n\n"
+                f"{setup}\nx.grad   # tensor({show(expected)}, dtype=torch.float64)\n\n"
+                "requires_grad=True makes x a leaf that collects a gradient, and backward() "
+                "starts from the scalar z.")
+    return Exercise(
+        name=name, title=title, seed=seed,
+        intro=intro or f"x is a leaf that requires grad; z is the {reduce} of x**{power}.",
+        setup=setup, question="What is x.grad after z.backward()? Work it out first, then run the code.",
+        answer_form=f"x.grad: a float tensor with x's shape ({n},), entry i being dz/dx_i",
+        form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
+        diagnosers=diagnosers, praise=f"dz/dx_i = {rule}{per}: autograd agrees with the hand computation.")
+
+
+def mean_square(seed=None) -> Exercise:
+    return _family("mean_square", "The gradient of a mean of squares", [1.0, 2.0, 3.0], 2, "mean",
+                   intro="The classic first autograd exercise: y = x**2 element by element, z = y.mean().")
+
+
+def sum_square(seed=None) -> Exercise:
+    return _family("sum_square", "The gradient of a sum of squares", [1.0, 2.0, 3.0], 2, "sum")
+
+
+def mean_cube(seed=None) -> Exercise:
+    return _family("mean_cube", "The gradient of a mean of cubes", [1.0, 2.0, 3.0], 3, "mean")
+
+
+def mean_square_random(seed=None) -> Exercise:
+    seed = learner_seed() if seed is None else int(seed)
+    return _family("mean_square_random", "A mean of squares with your own x",
+                   random_values(seed, 5), 2, "mean", seed=seed,
+                   intro="Your x is drawn for you (from your login, or seed=), so your neighbour's "
+                         "answer is not yours. z = (x**2).mean().")
+
+
+def symbolic_mean_square(seed=None) -> Exercise:
+    n = 3
+    gen = torch.Generator().manual_seed(0 if seed is None else int(seed))
+    samples = (torch.rand(4, n, generator=gen, dtype=torch.float64) * 6 - 3)
+
+    def each(code: str) -> torch.Tensor:
+        rows = []
+        for row in samples:
+            rows.append(grad(f"x = torch.tensor({row.tolist()!r}, dtype=torch.double, requires_grad=True)\n{code}"))
+        return torch.stack(rows)
+
+    setup = (f"x = torch.randn({n}, dtype=torch.double, requires_grad=True)\n"
+             "z = (x**2).mean()\nz.backward()")
+    expected = each("(x**2).mean().backward()")
+    diagnosers = [
+        Diagnoser(MISSING_MEAN, each("(x**2).sum().backward()")),
+        Diagnoser(NO_FACTOR, each("(x**2 / 2).mean().backward()")),
+        Diagnoser("This is the function y = x**2 itself, not its gradient: differentiate the mean "
+                  "with respect to one x_i.", samples**2),
+        Diagnoser(X_VALUE, samples.clone()),
+        Diagnoser(DOUBLED, each("z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()")),
+    ]
+    hints = ["The gradient of (x**2).mean() depends on x: find dz/dx_i by hand, as a formula in x_i.",
+             "z = (x_1**2 + ... + x_n**2) / n; only one term holds x_i.",
+             "Write the formula with x for one element and n (or the number) for the count, e.g. "
+             "a string such as \"x / n\", or lambda x: x / x.numel() - with the right constant."]
+    solution = ('dz/dx_i = 2 * x_i / n with n = 3. Both forms are accepted:\n\n'
+                '    ex.check(lambda x: 2 * x / 3)\n    ex.check("2*x/n")\n\n'
+                "The check compares your function with torch's gradient on "
+                f"{samples.shape[0]} random inputs.")
+    return Exercise(
+        name="symbolic_mean_square", title="The gradient of a mean of squares, as a formula",
+        intro=f"x has {n} elements and any values; z = (x**2).mean().",
+        setup=setup, question="Give dz/dx as a function of x.",
+        answer_form=f"a function of x: lambda x: ... returning a tensor of x's shape ({n},), "
+                    "or a formula string in x (one element) and n",
+        form=FunctionForm(samples, "dz/dx"), expected=expected, hints=hints,
+        solution_text=solution, diagnosers=diagnosers, kind="the gradient of (x**2).mean()",
+        praise="For every input x, dz/dx_i = 2 x_i / n.")
