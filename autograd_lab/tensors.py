@@ -40,10 +40,11 @@ class Summary:
         return n
 
 
-def keep(value, limit: int = KEEP_WHOLE):
-    """A value as the lab stores it: small tensors by reference, big ones as a Summary."""
+def keep(value, limit: int | None = KEEP_WHOLE):
+    """A value as the lab stores it: small tensors by reference, big ones as a Summary
+    (limit None keeps every tensor whole)."""
     if isinstance(value, torch.Tensor):
-        return value if value.numel() <= limit else Summary.of(value)
+        return value if limit is None or value.numel() <= limit else Summary.of(value)
     return value
 
 

@@ -64,9 +64,7 @@ def _index(g, s):
 
 RULES: dict[str, Rule] = {
     "AddBackward0": Rule("to {self}: grad\nto {other}: grad * {alpha}", (lambda g, s: g, lambda g, s: g * s["alpha"])),
-    "AddBackward1": Rule("to {self}: grad", (lambda g, s: g,)),
     "SubBackward0": Rule("to {self}: grad\nto {other}: -grad * {alpha}", (lambda g, s: g, lambda g, s: -g * s["alpha"])),
-    "SubBackward1": Rule("to {self}: grad", (lambda g, s: g,)),
     "RsubBackward1": Rule("to {self}: -grad * {alpha}", (lambda g, s: -g * s["alpha"],)),
     "MulBackward0": Rule("to {self}: grad * {other}\nto {other}: grad * {self}",
                          (lambda g, s: g * s["other"], lambda g, s: g * s["self"])),

@@ -14,7 +14,7 @@ import torch
 
 from ..errors import LabInputError
 from ..graph import Graph, Node, snapshot
-from ..tensors import keep
+from ..tensors import KEEP_WHOLE, keep
 
 FREED = "Trying to backward through the graph a second time"
 
@@ -170,8 +170,12 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
     order: list = []
 
     def recorder(node):
+        # A leaf's gradient is the answer itself: kept whole, whatever its size.
+        limit = None if node.is_accumulator else KEEP_WHOLE
+
         def hook(grad_inputs, grad_outputs):
-            order.append((node, tuple(keep(g) for g in grad_outputs), tuple(keep(g) for g in grad_inputs)))
+            order.append((node, tuple(keep(g, limit) for g in grad_outputs),
+                          tuple(keep(g, limit) for g in grad_inputs)))
         return hook
 
     handles = []

@@ -139,7 +139,6 @@ class Stepper(View):
             check = w.Button(description="Check")
             check.add_class("agl-predict-check")
             check.on_click(lambda _b: self._check_typed())
-            self._answer.on_submit(lambda _t: self._check_typed())
             self._verdict = w.HTML()
             self._verdict.add_class("agl-verdict")
             children.append(w.HBox([self._answer, check]))

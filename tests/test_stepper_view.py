@@ -1,0 +1,140 @@
+"""The stepper: moving from code and by buttons, prediction, --apply, deterministic faces."""
+import re
+
+import pytest
+import torch
+
+import autograd_lab as al
+
+
+@pytest.fixture
+def seed():
+    x = torch.tensor([1, 2, 3], requires_grad=True, dtype=torch.double)
+    y = x ** 2
+    z = y.mean()
+    return {"x": x, "y": y, "z": z}
+
+
+def test_moving_from_code(seed):
+    s = al.step(seed["z"], names=seed)
+    assert s.index == 0 and s.current is None
+    assert s.next().next().index == 2 and s.current.name == "PowBackward0"
+    assert s.prev().index == 1
+    assert s.end().index == 3 and s.next().index == 3
+    assert s.reset().index == 0 and s.prev().index == 0
+    assert seed["x"].grad is None
+
+
+def test_buttons_drive_the_panel(seed):
+    s = al.step(seed["z"], names=seed)
+    w = s.widget
+    assert w is not None
+    for _ in range(3):
+        s.buttons["next"].click()
+    panel = s._panel.value
+    assert "Step 3 of 3: AccumulateGrad (x)" in panel
+    assert "[0.6667, 1.3333, 2.0000]" in panel
+    assert s.buttons["next"].disabled and not s.buttons["prev"].disabled
+    s.buttons["prev"].click()
+    assert "Step 2 of 3: PowBackward0 (y)" in s._panel.value
+    assert "to x: grad * 2 * x^(2 - 1)" in s._panel.value
+    s.buttons["reset"].click()
+    assert s.index == 0 and "Before backward" in s._panel.value
+    s._slider.value = 2  # the slider and play button move the same index
+    assert s.index == 2
+    s.buttons["end"].click()
+    assert s.index == 3 and s._slider.value == 3
+    assert s._image.value[:4] == b"\x89PNG"
+
+
+def test_text_face_is_the_whole_walk_and_deterministic(seed):
+    text = repr(al.step(seed["z"], names=seed))
+    assert text.splitlines()[0] == "backward of z: 3 steps in the order the engine ran them"
+    assert "MeanBackward0 (z)" in text and "x.grad: None -> [0.6667, 1.3333, 2.0000]" in text
+    assert not re.search(r"0x[0-9a-f]{6,}", text)
+    other = {"x": torch.tensor([1, 2, 3], requires_grad=True, dtype=torch.double)}
+    other["y"] = other["x"] ** 2
+    other["z"] = other["y"].mean()
+    assert repr(al.step(other["z"], names=other)) == text
+    html = al.step(seed["z"], names=seed).html()
+    assert html.startswith("<table") and "AccumulateGrad (x)" in html
+
+
+def test_prediction_right_wrong_and_by_how_much(seed):
+    s = al.step(seed["z"], predict=True, names=seed)
+    assert "[0.3333" not in repr(s)  # nothing revealed yet
+    right = s.predict([1 / 3, 1 / 3, 1 / 3])
+    assert right.right and s.index == 1
+    wrong = s.predict([1.0, 2.0, 3.0])
+    assert not wrong.right and "1.0000" in wrong.message  # off by up to 3 - 2 = 1
+    printed = s.predict([0.6667, 1.3333, 2.0])  # copied from what torch prints: right
+    assert printed.right and s.index == 3
+
+
+def test_prediction_box_in_the_widget(seed):
+    s = al.step(seed["z"], predict=True, names=seed)
+    s.widget
+    s._answer.value = "torch.ones(3) / 3"
+    s.buttons["check"].click()
+    assert "right" in s._verdict.value and s.index == 1
+    s._answer.value = "2 * x"  # an expression in the learner's namespace
+    s.buttons["check"].click()
+    assert "wrong" in s._verdict.value
+    s._answer.value = "2 * (("
+    s.buttons["check"].click()
+    assert "could not read" in s._verdict.value and s.index == 2
+
+
+def test_prediction_shape_mistake_is_named(seed):
+    s = al.step(seed["z"], predict=True, names=seed)
+    assert "shape" in s.predict(1.0).message
+
+
+def test_apply_accumulates_at_the_end_like_backward(seed):
+    from autograd_lab.stepper.view import Stepper
+
+    (expected,) = torch.autograd.grad(seed["z"], seed["x"], retain_graph=True)
+    s = Stepper(al.trace(seed["z"], names=seed), apply=True)
+    s.next()
+    assert seed["x"].grad is None
+    s.end()
+    torch.testing.assert_close(seed["x"].grad, expected)
+    assert "applied: .grad accumulated for x" in repr(s)
+
+
+def test_apply_without_a_widget_applies_at_once(seed):
+    (expected,) = torch.autograd.grad(seed["z"], seed["x"], retain_graph=True)
+    s = al.step(seed["z"], apply=True, names=seed)
+    assert s.index == 3
+    torch.testing.assert_close(seed["x"].grad, expected)
+
+
+def test_graph_view_marks_stops():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    c = torch.tensor([3., 4.])
+    g = al.show_graph((x * c).sum(), names={"x": x, "c": c})
+    text = repr(g)
+    assert "1 leaf, 1 place where backprop stops" in text
+    mul_row = next(line for line in text.splitlines() if "MulBackward0" in line)
+    assert mul_row.split()[-1] == "stop"
+    assert g.figure() is not None
+
+
+def test_big_graph_traces_steps_and_draws_a_neighbourhood():
+    torch.manual_seed(0)
+    layers = []
+    for _ in range(300):
+        layers += [torch.nn.Linear(8, 8), torch.nn.Tanh()]
+    model = torch.nn.Sequential(*layers)
+    loss = model(torch.randn(4, 8)).pow(2).mean()
+    s = al.step(loss, names={"model": model})
+    assert len(s.trace.graph.nodes) > 1000
+    s.widget
+    for _ in range(5):
+        s.buttons["next"].click()
+    fig = s.figure()
+    assert "of %d nodes" % len(s.trace.graph.nodes) in fig._suptitle.get_text()
+    assert len(fig.axes[0].texts) < 200
+    assert s.trace.grad(model[0].weight) is not None
+    text = repr(s)
+    assert "AccumulateGrad (model.0.weight)" in text and "AccumulateGrad (model.598.bias)" in text
