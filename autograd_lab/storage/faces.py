@@ -25,12 +25,24 @@ def text(report: StorageReport) -> str:
     return repr(report)
 
 
-def table_html(report: StorageReport, chosen: str | None = None) -> str:
-    """The table as HTML; the chosen copy's row is highlighted."""
+def table_html(report: StorageReport, chosen: str | None = None, mem=None) -> str:
+    """The table as HTML; the chosen copy's row is highlighted. With a Memory, a column says what
+    each copy holds now, and the caption what a holds and which edit was applied."""
     keys = report.keys()
     highlight = {keys.index(chosen)} if chosen in keys else set()
     classes = {i: _OUTCOME_CLASS[r.after_inplace] for i, r in enumerate(report.rows)}
-    return html_table(report.headers(), report.cells(), highlight=highlight, classes=classes)
+    headers, cells, caption = report.headers(), report.cells(), None
+    if mem is not None:
+        name = report.subject.name
+        held = {w.label: w.values for w in mem.windows}
+        headers = headers + ["holds now"]
+        cells = [row + [held.get(r.code, "-")] for row, r in zip(cells, report.rows)]
+        a = mem.window(name)
+        caption = f"{name} holds {a.values}, its version counter {a.counter} = {a.version}"
+        if mem.edited:
+            done = "refused by PyTorch" if mem.refused else "applied"
+            caption = f"After {mem.edited} ({done}): " + caption
+    return html_table(headers, cells, caption=caption, highlight=highlight, classes=classes)
 
 
 def html(report: StorageReport) -> str:

@@ -36,6 +36,9 @@ class Window:
     version: int | None
     requires_grad: bool
     in_graph: bool
+    values: str = ""  # what the tensor shows, as text
+
+
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,9 @@ class Memory:
     windows: tuple
     edited: str | None = None  # "a.detach(): b.mul_(2)" when an edit was applied
     refused: str | None = None  # PyTorch's message when that edit was refused
+
+    def window(self, label: str) -> Window:
+        return next(w for w in self.windows if w.label == label)
 
 
 def memory(a: torch.Tensor, report, edit_key: str | None = None, edit: str = "mul_") -> Memory:
@@ -111,7 +117,7 @@ def _window(label, b, blocks: dict, counter, requires_grad, in_graph) -> Window:
                          Block(f"S{len(blocks)}", values, size))
     block = blocks[start][1]
     return Window(label, block.name, offset, shape, stride, _cells(offset, shape, stride, size),
-                  counter, version, requires_grad, in_graph)
+                  counter, version, requires_grad, in_graph, plain.value(b))
 
 
 def _cells(offset: int, shape: tuple, stride: tuple, size: int) -> tuple:

@@ -47,7 +47,7 @@ class StorageView(View):
     def build_widget(self):
         import ipywidgets as w
 
-        table = w.HTML(faces.table_html(self.report, "detach()"))
+        table = w.HTML(faces.table_html(self.report, "detach()", memory(self.tensor, self.report)))
         table.add_class("agl-storage-table")
         image = w.Image(value=png(self.figure()), format="png", layout=w.Layout(max_width="100%"))
         image.add_class("agl-storage-picture")
@@ -64,7 +64,7 @@ class StorageView(View):
 
         def on_click(_):
             row, report, mem = self.apply(copy.value, edit.value)
-            table.value = faces.table_html(report, copy.value)
+            table.value = faces.table_html(report, copy.value, mem)
             image.value = png(picture(mem))
             result.value = faces.outcome_html(row, self.name)
 
