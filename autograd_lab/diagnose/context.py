@@ -1,0 +1,148 @@
+"""Where an autograd error happened in the learner's code: the line they wrote, the names they had,
+and the pieces of that line an explanation talks about (the tensor backward was called on, the
+tensor changed in place). Only reads; never evaluates the learner's code."""
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+from dataclasses import dataclass, field
+
+import torch
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class Context:
+    """The learner's failing line (stripped, may be empty) and the names visible there."""
+
+    line: str = ""
+    names: dict = field(default_factory=dict, repr=False)
+
+    def value(self, expr: str | None):
+        """The learner's object for a plain name or dotted name ('z', 'model.h'); None otherwise."""
+        if not expr or not all(part.isidentifier() for part in expr.split(".")):
+            return None
+        parts = expr.split(".")
+        if parts[0] not in self.names:
+            return None
+        value = self.names[parts[0]]
+        for part in parts[1:]:
+            value = getattr(value, part, None)
+        return value
+
+    def tensor(self, expr: str | None):
+        value = self.value(expr)
+        return value if isinstance(value, torch.Tensor) else None
+
+    def statement(self):
+        """The failing line parsed as one statement, or None (part of a block, a continuation)."""
+        text = self.line.strip()
+        for candidate in (text, text + " pass" if text.endswith(":") else None):
+            if candidate:
+                try:
+                    tree = ast.parse(candidate)
+                except SyntaxError:
+                    continue
+                if tree.body:
+                    return tree.body[0]
+        return None
+
+
+def from_exception(exc: BaseException, names=None) -> Context:
+    """The context of the innermost frame of exc's traceback that is the learner's own code."""
+    frame, lineno = None, None
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = os.path.abspath(tb.tb_frame.f_code.co_filename) if not tb.tb_frame.f_code.co_filename.startswith("<") else tb.tb_frame.f_code.co_filename
+        if not (filename.startswith(_TORCH_DIR) or filename.startswith(_LAB_DIR)):
+            frame, lineno = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return Context("", dict(names or {}))
+    seen = dict(frame.f_globals)
+    seen.update(frame.f_locals)
+    if names:
+        seen.update(names)
+    return Context(linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals).strip(), seen)
+
+
+def from_warning(filename: str | None, lineno: int | None, names=None) -> Context:
+    line = linecache.getline(filename, lineno).strip() if filename and lineno else ""
+    return Context(line, dict(names or {}))
+
+
+def receiver(stmt, attr: str) -> str | None:
+    """The code before `.attr` in the statement (`z` in `z.backward()`), the first one met."""
+    if stmt is None:
+        return None
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and node.attr == attr:
+            return ast.unparse(node.value)
+    return None
+
+
+def backward_target(stmt) -> str | None:
+    """What backward ran from: `z` in `z.backward()` or `torch.autograd.backward(z)` / `grad(z, x)`."""
+    found = receiver(stmt, "backward")
+    if found and found not in ("torch.autograd", "autograd"):
+        return found
+    if stmt is None:
+        return None
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and node.args and ast.unparse(node.func).endswith(("backward", "grad")):
+            return ast.unparse(node.args[0])
+    return None
+
+
+def inplace_target(stmt) -> tuple[str | None, str | None, bool]:
+    """(tensor name, the in-place code, through a view?) for `w -= ...`, `w.add_(1)`, `x[0] = 5`."""
+    if stmt is None:
+        return None, None, False
+    if isinstance(stmt, (ast.AugAssign, ast.Assign)):
+        target = stmt.target if isinstance(stmt, ast.AugAssign) else stmt.targets[0]
+        if isinstance(target, ast.Subscript):
+            return _base(target), ast.unparse(stmt), True
+        if isinstance(target, (ast.Name, ast.Attribute)) and isinstance(stmt, ast.AugAssign):
+            return ast.unparse(target), ast.unparse(stmt), False
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            if name.endswith("_") and not name.endswith("__") and name != "requires_grad_":
+                owner = node.func.value
+                view = isinstance(owner, ast.Subscript)
+                return (_base(owner) if view else ast.unparse(owner)), ast.unparse(node), view
+    return None, None, False
+
+
+def _base(node) -> str:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return ast.unparse(node)
+
+
+def rename_base(code: str, old: str, new: str) -> str:
+    """The code with the changed tensor `old` written as `new` (`x[0] = x[1]` -> `x2[0] = x[1]`).
+
+    Only the first occurrence is renamed: a breadth-first walk meets the target before the value."""
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == old:
+            node.id = new
+            break
+    return ast.unparse(tree)
+
+
+def float_creation(stmt) -> str | None:
+    """The statement with its tensor factory made floating point: dtype=torch.float32 added or set."""
+    if stmt is None:
+        return None
+    tree = ast.Module(body=[stmt], type_ignores=[])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(k.arg == "requires_grad" for k in node.keywords):
+            node.keywords = [k for k in node.keywords if k.arg != "dtype"]
+            node.keywords.append(ast.keyword("dtype", ast.parse("torch.float32", mode="eval").body))
+            return ast.unparse(tree)
+    return None
