@@ -69,6 +69,22 @@ class Graph:
     def stops(self) -> list[tuple[Node, int]]:
         return [(n, i) for n in self.nodes for i in n.stops]
 
+    def stop_reason(self, node: Node, position: int, names: Mapping[str, object] | None = None) -> str:
+        """Why no gradient flows into input position of node, in the learner's words when possible."""
+        constants = [v for v in node.saved.values()
+                     if isinstance(v, torch.Tensor) and not v.requires_grad]
+        if len(node.stops) == 1 and len(constants) == 1:
+            value = constants[0]
+            for leaf in self.leaves():
+                if leaf.leaf is not None and same_memory(leaf.leaf, value):
+                    return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
+            name = label_of(value, self, names)
+            if name:
+                return f"{name}, which does not require grad"
+            if value.numel() == 1 and not value.is_complex():
+                return f"the constant {value.item():g}"
+        return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"
+
     def dependencies(self) -> dict[Node, int]:
         """How many gradients each node waits for before it can run (one per incoming edge)."""
         return {n: len(n.consumers) for n in self.nodes}

@@ -118,6 +118,16 @@ def test_graph_view_marks_stops():
     mul_row = next(line for line in text.splitlines() if "MulBackward0" in line)
     assert mul_row.split()[-1] == "stop"
     assert g.figure() is not None
+    assert "stop at input 2 of node 1 (MulBackward0): c, which does not require grad" in text
+
+
+@pytest.mark.parametrize("make, reason", [
+    (lambda x: (x * x.detach()).sum(), "a detach() of x"),
+    (lambda x: (x * 2).sum(), "the constant 2"),
+])
+def test_graph_view_says_why_backprop_stops(make, reason):
+    x = torch.tensor([1., 2.], requires_grad=True)
+    assert reason in repr(al.show_graph(make(x), names={"x": x}))
 
 
 def test_big_graph_traces_steps_and_draws_a_neighbourhood():

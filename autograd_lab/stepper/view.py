@@ -186,9 +186,10 @@ class Stepper(View):
 class GraphView(View):
     """A backward graph drawn once, with where backprop stops."""
 
-    def __init__(self, graph, label: str):
+    def __init__(self, graph, label: str, names: Mapping | None = None):
         self.graph = graph
         self.label = label
+        self.names = names or {}
 
     def text(self) -> str:
         from ..text import table
@@ -202,9 +203,9 @@ class GraphView(View):
                  f"{_count(len(self.graph.leaves()), 'leaf', 'leaves')}, "
                  f"{_count(len(stops), 'place', 'places')} where backprop stops",
                  table(["id", "node", "sends gradients to"], rows)]
-        if stops:
-            lines.append("stop = an input that needs no gradient (a constant, a tensor without "
-                         "requires_grad, or a .detach()): nothing flows past it.")
+        for node, position in stops:
+            lines.append(f"stop at input {position + 1} of node {node.id} ({node.title}): "
+                         f"{self.graph.stop_reason(node, position, self.names)}")
         return "\n".join(lines)
 
     def figure(self):
@@ -263,7 +264,7 @@ def show_graph(output, names: Mapping | None = None, label: str | None = None) -
     what = label or _name_in(names, output) or "the output"
     check_input(output, None if not isinstance(output, __import__("torch").Tensor) or output.numel() == 1
                 else __import__("torch").ones_like(output), what)
-    return GraphView(snapshot(output, names), what)
+    return GraphView(snapshot(output, names), what, names)
 
 
 def _name_in(names: Mapping, value) -> str | None:
