@@ -1,0 +1,117 @@
+"""Shared helpers of the benchmarks: side-by-side timing (median of interleaved repeats after a
+warm-up), the models every benchmark measures, and the RESULT line.
+
+These machines are noisy and shared, so a benchmark never compares two numbers taken at different
+times: the candidates run in turns, round after round, in the same process, and the figure quoted is
+the ratio of their medians."""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+# Runnable as `python bench/NAME.py` from a fresh clone: the package is the repository's own.
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+# One intra-op thread by default: on a shared 2-core machine, torch's worker threads spin against the
+# other load and a plain backward can swing 20x between rounds. One thread keeps the engine's own
+# time steady, which is what the ratios need. BENCH_THREADS=2 measures with two.
+torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "1")))
+
+# The 1000-node model of benchmarks 2, 3 and 5: the same MLP as benchmark 1 (a), deeper.
+# Each Linear+Tanh layer adds 5 nodes (AddmmBackward0, TBackward0, TanhBackward0, 2 AccumulateGrad).
+BIG_LAYERS = 200
+WIDTH, BATCH = 64, 32
+
+
+def median(values) -> float:
+    return statistics.median(values)
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def side_by_side(candidates: dict, repeat: int, warmup: int = 2) -> dict[str, list[float]]:
+    """Run every candidate once per round, in turns, for warmup + repeat rounds; return the
+    timings (seconds) of the measured rounds. Interleaving spreads the machine's drift evenly."""
+    times = {name: [] for name in candidates}
+    for r in range(warmup + repeat):
+        for name, fn in candidates.items():
+            t = timed(fn)
+            if r >= warmup:
+                times[name].append(t)
+    return times
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def verdict(value: float, goal: float) -> str:
+    return "ok" if value <= goal else "MISSED"
+
+
+def result(*items: tuple) -> str:
+    """items: (name, value, goal) with goal None for a figure that has no goal.
+    Gives 'RESULT name=1.45 goal<=2.0 ok other=3.10 ...'."""
+    parts = []
+    for name, value, goal in items:
+        text = f"{name}={value:.3g}" if isinstance(value, float) else f"{name}={value}"
+        if goal is not None:
+            text += f" goal<={goal:g} {verdict(value, goal)}"
+        parts.append(text)
+    return "RESULT " + " ".join(parts)
+
+
+def machine() -> str:
+    return (f"machine: {os.cpu_count()} cores, torch {torch.__version__} with "
+            f"{torch.get_num_threads()} threads, Python {sys.version.split()[0]}")
+
+
+def mlp(layers: int, width: int = WIDTH, batch: int = BATCH, seed: int = 0):
+    """A stack of Linear+Tanh and a mean-square loss; returns (model, loss) with the graph built."""
+    torch.manual_seed(seed)
+    parts = []
+    for _ in range(layers):
+        parts += [torch.nn.Linear(width, width), torch.nn.Tanh()]
+    model = torch.nn.Sequential(*parts)
+    x = torch.randn(batch, width)
+    loss = (model(x) ** 2).mean()
+    return model, loss
+
+
+def transformer(layers: int = 2, d_model: int = 256, seq: int = 64, batch: int = 8, seed: int = 0):
+    """A stack of TransformerEncoderLayer (compute-heavy nodes); returns (model, loss)."""
+    torch.manual_seed(seed)
+    layer = torch.nn.TransformerEncoderLayer(d_model, nhead=4, dim_feedforward=4 * d_model,
+                                             dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+    x = torch.randn(batch, seq, d_model)
+    loss = (model(x) ** 2).mean()
+    return model, loss
+
+
+def big_model():
+    """The 1000-node model: (model, loss)."""
+    return mlp(BIG_LAYERS)
+
+
+def plain_backward(leaves, loss):
+    """The reference: what backward() costs on the same graph (kept for the next round).
+    leaves: a Module or a list of leaf tensors; their .grad is cleared first, as trace() does."""
+    leaves = list(leaves.parameters()) if isinstance(leaves, torch.nn.Module) else list(leaves)
+
+    def run():
+        for leaf in leaves:
+            leaf.grad = None
+        torch.autograd.backward(loss, retain_graph=True)
+    return run
