@@ -23,7 +23,7 @@ def picture(mem: Memory, title: str | None = None) -> Figure:
     >>> from autograd_lab.storage.experiments import compare_storage
     >>> from autograd_lab.storage.memory import memory
     >>> x = torch.tensor([1., 2.])
-    >>> picture(memory(x, compare_storage(x))).axes[0].get_title()
+    >>> picture(memory(x, compare_storage(x, name="x"))).axes[0].get_title(loc="left")
     'Memory of x and its copies'
     """
     rows = len(mem.windows)
