@@ -1,0 +1,119 @@
+"""The measuring tools of the profiler: count the nodes a backward will walk, time forward and
+backward honestly (synchronising a GPU around each part), and find the learner's variables a step
+function reads, so the profiler can see which of them carries history into the step."""
+from __future__ import annotations
+
+import time
+import types
+
+import torch
+
+
+def reachable(fn) -> set:
+    """Every node reachable from the node fn (fn included); empty for None. Iterative, for long graphs.
+
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> len(reachable((x * 2).sum().grad_fn))
+    3
+    """
+    seen, stack = set(), [fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.extend(child for child, _ in node.next_functions)
+    return seen
+
+
+def leaves_of(nodes) -> list[torch.Tensor]:
+    """The leaf tensors whose accumulators are among nodes, in a stable order (creation order)."""
+    found = [n for n in nodes if not n.next_functions and hasattr(n, "variable")]
+    return [n.variable for n in sorted(found, key=lambda n: n._sequence_nr())]
+
+
+def on_gpu(*tensors) -> bool:
+    return any(isinstance(t, torch.Tensor) and t.is_cuda for t in tensors)
+
+
+class Clock:
+    """Milliseconds between marks. On a GPU, kernels run after Python moves on, so each mark first
+    waits for the device (torch.cuda.synchronize); otherwise whatever synchronises next (backward,
+    .item()) absorbs the forward's time. GPU path: needs a check on a machine with CUDA."""
+
+    def __init__(self, cuda: bool = False):
+        self.cuda = cuda and torch.cuda.is_available()
+        self.last = None
+
+    def start(self) -> None:
+        self.last = self._now()
+
+    def lap(self) -> float:
+        now = self._now()
+        elapsed, self.last = (now - self.last) * 1000.0, now
+        return elapsed
+
+    def _now(self) -> float:
+        if self.cuda:
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
+
+def code_names(code) -> set[str]:
+    """Every global or free name a code object (and the functions nested in it) mentions."""
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= code_names(const)
+    return names
+
+
+def closure_watch(step_fn):
+    """A function giving {name: value} of the variables step_fn reads from outside, read at call time
+    (a hidden state is rebound every step, so it must be looked up again each time)."""
+    code = getattr(step_fn, "__code__", None)
+    if code is None:
+        return lambda: {}
+    cells = dict(zip(code.co_freevars, step_fn.__closure__ or ()))
+    wanted = code_names(code)
+    glob = step_fn.__globals__
+
+    def watch():
+        seen = {}
+        for name in sorted(wanted):
+            if name in cells:
+                try:
+                    seen[name] = cells[name].cell_contents
+                except ValueError:  # a closure cell not filled yet
+                    continue
+            elif name in glob:
+                seen[name] = glob[name]
+        return seen
+    return watch
+
+
+def parameters_in(values) -> set[int]:
+    """ids of tensors that are trained weights: nn.Parameters, and tensors any optimizer updates."""
+    ids = set()
+    for value in values:
+        if isinstance(value, torch.nn.Parameter):
+            ids.add(id(value))
+        elif isinstance(value, torch.nn.Module):
+            ids |= {id(p) for p in value.parameters()}
+        elif isinstance(value, torch.optim.Optimizer):
+            ids |= {id(p) for group in value.param_groups for p in group["params"]}
+    return ids
+
+
+def is_data(value, params: set[int]) -> bool:
+    """A leaf that requires grad but is no trained weight: the data (or a forgotten flag)."""
+    return (isinstance(value, torch.Tensor) and value.requires_grad and value.grad_fn is None
+            and id(value) not in params)
+
+
+def median(values) -> float:
+    values = sorted(values)
+    if not values:
+        return 0.0
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2

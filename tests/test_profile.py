@@ -1,0 +1,154 @@
+"""profile_backward and compare_inputs: node counts, growth, who carries history, the data that
+requires grad, and the verdicts. Times are never asserted (bench/bench_myth.py measures them)."""
+import pytest
+import torch
+
+from autograd_lab import LabInputError, compare_inputs, profile_backward
+
+torch.manual_seed(0)
+W = torch.nn.Parameter(torch.randn(4, 4) * 0.3)
+inp = torch.randn(4)
+h = torch.zeros(4)
+data = torch.randn(64, 4, requires_grad=True)
+
+
+def rnn_step():
+    global h
+    h = torch.tanh(W @ h + inp)
+    return h.pow(2).sum()
+
+
+def rnn_step_detached():
+    global h
+    h = torch.tanh(W @ h.detach() + inp)
+    return h.pow(2).sum()
+
+
+def data_step():
+    return (data[:8] @ W).pow(2).mean()
+
+
+def test_hidden_state_not_detached_grows_and_is_named():
+    global h
+    h = torch.zeros(4)
+    prof = profile_backward(rnn_step, steps=5, warmup=1)
+    # one step: Sum, Pow, Tanh, Add, Mv, AccumulateGrad(W); each older step adds Tanh, Add, Mv
+    assert prof.node_counts == [6, 9, 12, 15, 18, 21]
+    assert prof.input_node_counts == [0, 4, 7, 10, 13, 16]
+    assert prof.growth == 3 and prof.carriers == ["h"] and prof.kind == "carried_history"
+    assert "h carries history" in prof.verdict and prof.fix.startswith("h = h.detach()")
+    assert [s.warmup for s in prof.steps] == [True] + [False] * 5
+    assert [s.carried for s in prof.steps] == [()] + [("h",)] * 5
+
+
+def test_with_the_detach_the_graph_is_flat():
+    global h
+    h = torch.zeros(4)
+    prof = profile_backward(rnn_step_detached, steps=4, warmup=1)
+    assert prof.node_counts == [6] * 5 and prof.input_node_counts == [0] * 5
+    assert prof.kind == "flat" and prof.carriers == [] and prof.growth == 0
+
+
+def test_node_count_agrees_with_a_walk_of_the_real_graph():
+    loss = data_step()
+    seen, stack = set(), [loss.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is not None and fn not in seen:
+            seen.add(fn)
+            stack += [c for c, _ in fn.next_functions]
+    prof = profile_backward(data_step, steps=1, warmup=0)
+    assert prof.node_counts == [len(seen)]
+
+
+def test_data_that_requires_grad_is_blamed():
+    prof = profile_backward(data_step, steps=2, warmup=1)
+    assert prof.kind == "data_requires_grad" and prof.data == [("data", 256)]
+    assert prof.input_node_counts == [1, 1, 1]  # the data's accumulator
+    assert "data requires grad (256 numbers)" in prof.verdict
+    assert prof.fix.startswith("data = data.detach()") and prof.without_data_ms is not None
+
+
+def test_data_with_history_from_a_parameter():
+    made = W * 2  # built from a parameter in an earlier cell
+
+    def step():
+        return (made @ inp).pow(2).mean()
+    prof = profile_backward(step, steps=2, warmup=0)
+    assert prof.kind == "data_history" and prof.history_in == ["made"]
+    assert prof.input_node_counts == [2, 2] and prof.node_counts == [5, 5]
+
+
+def test_without_retain_graph_the_carried_graph_fails_at_step_two():
+    global h
+    h = torch.zeros(4)
+    prof = profile_backward(rnn_step, steps=4, warmup=0, retain_graph=False)
+    assert prof.kind == "failed" and len(prof.steps) == 2
+    assert "Trying to backward through the graph a second time" in prof.verdict
+    assert prof.fix.startswith("h = h.detach()")
+
+
+def test_anomaly_mode_is_reported():
+    with torch.autograd.set_detect_anomaly(True, check_nan=False):
+        prof = profile_backward(data_step, steps=1, warmup=0)
+    assert prof.anomaly and "Anomaly detection is on" in prof.verdict
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(LabInputError, match="returns the loss"):
+        profile_backward(42)
+    with pytest.raises(LabInputError, match="steps must be 1 or more"):
+        profile_backward(data_step, steps=0)
+    with pytest.raises(LabInputError, match="must end in the loss"):
+        profile_backward(lambda: 3.0, steps=1)
+
+
+def fresh():
+    return torch.nn.Parameter(torch.randn(4, 4) * 0.3), torch.randn(64, 4, requires_grad=True)
+
+
+def test_compare_inputs_data_requires_grad_detach_cures_clone_does_not():
+    w, data = fresh()
+    comp = compare_inputs(lambda d: (d[:8] @ w).pow(2).mean(), data, steps=2, warmup=0)
+    rows = {r.variant: r for r in comp.rows}
+    assert [r.variant for r in comp.rows] == ["as is", "clone()", "detach()", "clone().detach()"]
+    assert rows["as is"].nodes == 6 and rows["clone()"].nodes == 7
+    assert rows["detach()"].nodes == rows["clone().detach()"].nodes == 4
+    assert rows["as is"].requires_grad and rows["clone()"].requires_grad and not rows["detach()"].requires_grad
+    assert rows["detach()"].shares_storage and not rows["clone()"].shares_storage
+    assert "detach(), clone().detach()" in comp.verdict and "clone() stays bigger" in comp.verdict
+    assert data.grad is None and w.grad is None  # autograd.grad: no .grad written
+
+
+def test_compare_inputs_hidden_state_clone_grows_faster():
+    w, _ = fresh()
+
+    def step(hh):
+        nxt = torch.tanh(w @ hh + inp)
+        return nxt.pow(2).sum(), nxt
+    comp = compare_inputs(step, torch.zeros(4), steps=4, warmup=0)
+    rows = {r.variant: r for r in comp.rows}
+    assert (rows["as is"].growth, rows["clone()"].growth) == (3, 4)
+    assert rows["detach()"].growth == rows["clone().detach()"].growth == 0
+    assert rows["as is"].requires_grad and not rows["detach()"].requires_grad
+    assert w.grad is None
+
+
+def test_compare_inputs_custom_variants_and_bad_ones():
+    comp = compare_inputs(lambda d: (d * 2).sum(), data, variants=(".data", ("times one", lambda t: t * 1)),
+                          steps=1)
+    assert [(r.variant, r.nodes) for r in comp.rows] == [(".data", 0), ("times one", 4)]
+    assert comp.row(".data").shares_storage
+    with pytest.raises(LabInputError, match="unknown variant"):
+        compare_inputs(lambda d: d.sum(), data, variants=("copy",))
+    with pytest.raises(LabInputError, match="as a tensor"):
+        compare_inputs(lambda d: d.sum(), [1, 2])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="GPU check: the synchronised timing path needs CUDA")
+def test_gpu_timing_path_synchronises():
+    w = torch.nn.Parameter(torch.randn(64, 64, device="cuda"))
+    x = torch.randn(64, device="cuda")
+    prof = profile_backward(lambda: (w @ x).pow(2).sum(), steps=3, warmup=1)
+    assert prof.gpu and prof.node_counts == [prof.node_counts[0]] * 4
+    assert "on a GPU, synchronised" in __import__("autograd_lab.diagnose.faces", fromlist=["x"]).profile_text(prof)
