@@ -19,7 +19,7 @@ _PUBLIC = {
     "Trace": "autograd_lab.stepper.trace",
     "TraceError": "autograd_lab.stepper.trace",
     "step": "autograd_lab.stepper.view",
-    "show_graph": "autograd_lab.stepper.view",
+    "show_graph": "autograd_lab.stepper.graph_view",
     "compare_storage": "autograd_lab.storage.experiments",
     "exercise": "autograd_lab.exercises.bank",
     "exercises": "autograd_lab.exercises.bank",

@@ -93,7 +93,7 @@ def backward(line, shell):
 
 def graph(line, shell):
     """%graph z: draw z's backward graph once, with where backprop stops."""
-    from .stepper.view import show_graph
+    from .stepper.graph_view import show_graph
 
     expr, _ = split_flags("graph", line, {})
     output = evaluate(shell, expr, "graph", "tensor")

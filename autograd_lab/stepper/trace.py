@@ -97,9 +97,8 @@ def trace(output, gradient=None, names: Mapping | None = None) -> Trace:
     True
     """
     if names is None:
-        frame = sys._getframe(1)
-        names = {**frame.f_globals, **frame.f_locals}
-    what = _name_in(names, output)
+        names = caller_names()
+    what = name_in(names, output) or "the output"
     gradient = check_input(output, gradient, what)
     graph = snapshot(output, names)
     if graph.freed:
@@ -153,11 +152,18 @@ def freed_message(what: str) -> str:
             f"{what}.backward(retain_graph=True), which keeps the saved values alive.")
 
 
-def _name_in(names: Mapping, value) -> str:
+def name_in(names: Mapping, value) -> str | None:
+    """The learner's name for value in names (IPython's _ and _1 outputs do not count)."""
     for name, candidate in names.items():
         if candidate is value and not name.startswith("_"):
             return name
-    return "the output"
+    return None
+
+
+def caller_names(depth: int = 2) -> dict:
+    """The variables of the function that called our caller: the learner's names by default."""
+    frame = sys._getframe(depth)
+    return {**frame.f_globals, **frame.f_locals}
 
 
 def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:

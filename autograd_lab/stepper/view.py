@@ -8,7 +8,7 @@ from ..text import esc
 from .draw import Layout, draw
 from .faces import panel_html, panel_text, walk_html, walk_text
 from .predict import Verdict, compare
-from .trace import Trace, trace as record
+from .trace import Trace, caller_names, name_in, trace as record
 
 
 class Stepper(View):
@@ -183,45 +183,6 @@ class Stepper(View):
         return panel_text(self.trace, self.index)
 
 
-class GraphView(View):
-    """A backward graph drawn once, with where backprop stops."""
-
-    def __init__(self, graph, label: str, names: Mapping | None = None):
-        self.graph = graph
-        self.label = label
-        self.names = names or {}
-
-    def text(self) -> str:
-        from ..text import table
-
-        rows = []
-        for node in self.graph.nodes:
-            to = ", ".join("stop" if c is None else f"{c.id}" for c, _ in node.next) or "-"
-            rows.append([str(node.id), node.title, to])
-        stops = self.graph.stops()
-        lines = [f"backward graph of {self.label}: {len(self.graph.nodes)} nodes, "
-                 f"{_count(len(self.graph.leaves()), 'leaf', 'leaves')}, "
-                 f"{_count(len(stops), 'place', 'places')} where backprop stops",
-                 table(["id", "node", "sends gradients to"], rows)]
-        for node, position in stops:
-            lines.append(f"stop at input {position + 1} of node {node.id} ({node.title}): "
-                         f"{self.graph.stop_reason(node, position, self.names)}")
-        return "\n".join(lines)
-
-    def figure(self):
-        return draw(Layout(self.graph), title=f"backward graph of {self.label}", limit=60)
-
-    def figure_title(self) -> str:
-        return f"backward graph of {self.label}"
-
-    def build_widget(self):
-        import ipywidgets as w
-
-        image = w.Image(value=png(self.figure()), format="png")
-        image.add_class("agl-graph")
-        return image
-
-
 def step(output, gradient=None, predict: bool = False, apply: bool = False,
          names: Mapping | None = None, label: str | None = None) -> Stepper:
     """Record output.backward(gradient) and return a stepper over it (shown as a widget).
@@ -233,46 +194,10 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
     ['MeanBackward0', 'PowBackward0', 'AccumulateGrad']
     """
     if names is None:
-        import sys
-
-        frame = sys._getframe(1)
-        names = {**frame.f_globals, **frame.f_locals}
+        names = caller_names()
     recorded = record(output, gradient, names=names)
     stepper = Stepper(recorded, predict=predict, apply=apply,
-                      label=label or _name_in(names, output) or "the output")
+                      label=label or name_in(names, output) or "the output")
     if apply and not live():  # no widget to step through: the text shows the whole walk at once
         stepper.end()
     return stepper
-
-
-def show_graph(output, names: Mapping | None = None, label: str | None = None) -> GraphView:
-    """The backward graph of output, drawn once (matplotlib; no Graphviz needed).
-
-    >>> import torch
-    >>> x = torch.tensor([1., 2.], requires_grad=True)
-    >>> len(show_graph((x * 2).sum(), names={"x": x}).graph.nodes)
-    3
-    """
-    from ..graph import snapshot
-    from .trace import check_input
-
-    if names is None:
-        import sys
-
-        frame = sys._getframe(1)
-        names = {**frame.f_globals, **frame.f_locals}
-    what = label or _name_in(names, output) or "the output"
-    check_input(output, None if not isinstance(output, __import__("torch").Tensor) or output.numel() == 1
-                else __import__("torch").ones_like(output), what)
-    return GraphView(snapshot(output, names), what, names)
-
-
-def _name_in(names: Mapping, value) -> str | None:
-    for name, candidate in names.items():
-        if candidate is value and not name.startswith("_"):
-            return name
-    return None
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
