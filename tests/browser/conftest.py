@@ -219,9 +219,23 @@ def lab(request, lab_server, browser):
         yield driver
     finally:
         try:
+            driver.wait_idle(timeout=10_000)  # let the last redraw land before the picture
+        except Exception:
+            pass
+        try:
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"))
         except Exception as err:  # a screenshot must never hide the test's own result
             print(f"screenshot failed: {err}")
         context.close()
         lab_server.shutdown_kernels()
+
+
+@pytest.fixture
+def lesson_path(lab_server):
+    """lesson_path('01_x.ipynb') -> its path in the server's root; fails if the lesson is missing."""
+    def find(name: str) -> str:
+        if not (lab_server.root / name).is_file():
+            pytest.fail(f"lesson notebooks/{name} is missing", pytrace=False)
+        return name
+    return find

@@ -90,14 +90,26 @@ class LabPage:
         found.scroll_into_view_if_needed()
         return found
 
+    def settle(self, locator, timeout: float = 30_000) -> None:
+        """Wait until the kernel is idle and the locator's text stops changing (a redraw in flight)."""
+        self.wait_idle(timeout)
+        previous = None
+        for _ in range(int(timeout / 300)):
+            text = locator.inner_text()
+            if text == previous:
+                return
+            previous = text
+            self.page.wait_for_timeout(300)
+
     # -- checks ----------------------------------------------------------------------------
     def assert_no_console_errors(self) -> None:
         assert not self.console_errors, "JavaScript errors on the page:\n" + "\n".join(self.console_errors)
 
 
-def click_next_and_expect(widget, clicks: int, *expected: str, timeout: float = 10_000) -> None:
-    """Click the stepper's Next `clicks` times; after click k the panel must say "Step k of",
-    and at the end it must contain every string in `expected`. Raises AssertionError otherwise.
+def click_next_and_expect(widget, steps: list[str], *final: str, timeout: float = 10_000) -> None:
+    """Click the stepper's Next once per entry of `steps`; after click k the panel must contain
+    steps[k-1] (e.g. "Step 1 of 3: MeanBackward0"), and at the end every string in `final`.
+    Raises AssertionError otherwise.
 
     The texts are read from the page, so a Next button that does nothing, a panel that never
     redraws or a widget that renders blank all fail here."""
@@ -105,8 +117,8 @@ def click_next_and_expect(widget, clicks: int, *expected: str, timeout: float = 
     panel = widget.locator(".agl-step-panel")
     expect(next_button).to_be_visible(timeout=timeout)
     expect(panel).to_be_visible(timeout=timeout)
-    for k in range(1, clicks + 1):
+    for text in steps:
         next_button.click()
-        expect(panel).to_contain_text(f"Step {k} of", timeout=timeout)
-    for text in expected:
+        expect(panel).to_contain_text(text, timeout=timeout)
+    for text in final:
         expect(panel).to_contain_text(text, timeout=timeout)

@@ -1,0 +1,56 @@
+"""The stepper as a learner uses it: lesson 01 run from the page, Next clicked, the panel read back;
+and the --predict mode with a typed prediction and its verdict."""
+import pytest
+
+from labpage import click_next_and_expect, expect
+
+pytestmark = pytest.mark.browser
+
+LESSON = "01_backward_step_by_step.ipynb"
+SEED_STEPS = ["Step 1 of 3: MeanBackward0", "Step 2 of 3: PowBackward0", "Step 3 of 3: AccumulateGrad (x)"]
+SEED_GRAD = "[0.6667, 1.3333, 2.0000]"  # x.grad of z = (x**2).mean() at x = [1, 2, 3]
+
+
+def assert_figure_drawn(widget):
+    """The stepper's graph picture is a real, decoded image, not a blank box."""
+    figure = widget.locator(".agl-figure").first
+    expect(figure).to_be_visible()
+    figure.page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=figure.element_handle())
+
+
+def test_lesson_01_first_stepper_shows_the_third_step_after_three_nexts(lab, lesson_path):
+    lab.open(lesson_path(LESSON))
+    lab.run_all()
+    stepper = lab.widget("agl-next")  # the lesson's first stepper: the seed example
+    expect(stepper.locator(".agl-step-panel")).not_to_contain_text("Step 1 of")
+    assert_figure_drawn(stepper)
+    click_next_and_expect(stepper, SEED_STEPS, SEED_GRAD)
+    assert_figure_drawn(stepper)
+    lab.assert_no_console_errors()
+
+
+def test_predict_mode_gives_a_verdict_on_a_typed_prediction(lab):
+    lab.open_fixture("stepper_predict.ipynb")
+    lab.run_all()
+    stepper = lab.widget("agl-predict")
+    box = stepper.locator(".agl-predict input")
+    check = stepper.locator(".agl-predict-check")
+    verdict = stepper.locator(".agl-verdict")
+    panel = stepper.locator(".agl-step-panel")
+
+    # MeanBackward0 sends 1/3 to each of the three elements of y
+    box.click()
+    box.press_sequentially("[0.3333, 0.3333, 0.3333]")
+    check.click()
+    expect(verdict).to_contain_text("right")
+    expect(verdict).not_to_contain_text("wrong")
+    expect(panel).to_contain_text("Step 1 of 3: MeanBackward0")
+
+    # PowBackward0 sends 2 * x / 3 = [0.6667, 1.3333, 2.0]; ones are off by 1.0 at most
+    box.fill("")
+    box.press_sequentially("[1, 1, 1]")
+    check.click()
+    expect(verdict).to_contain_text("wrong")
+    expect(verdict).to_contain_text("1.0000")
+    expect(panel).to_contain_text("Step 2 of 3: PowBackward0")
+    lab.assert_no_console_errors()
