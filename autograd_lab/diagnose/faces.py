@@ -1,5 +1,4 @@
-"""The text and HTML faces of the diagnose room: an explained error, a backward profile and an
-input comparison. Only the timings vary between runs; they are printed as 'N.NN ms' so that a
+"""The text and HTML faces of the diagnose room: an explained error and a backward profile. Only the timings vary between runs; they are printed as 'N.NN ms' so that a
 lesson's sanitize file can normalise them."""
 from __future__ import annotations
 
@@ -75,10 +74,3 @@ def profile_html(prof) -> str:
             f"{html_table(HEAD, _rows(prof), highlight={i for i, s in enumerate(prof.steps) if s.carried})}"
             f'<p class="agl-verdict"><b>Verdict:</b> {esc(prof.verdict)}</p>'
             f'<p><b>Fix:</b></p><pre class="agl-fix">{esc(prof.fix)}</pre></div>')
-
-
-def comparison_html(comp) -> str:
-    head = ["variant", "requires grad", "shares storage", "nodes", "growth/step", "forward", "backward"]
-    rows = [[r.variant, str(r.requires_grad), str(r.shares_storage), f"{r.nodes} -> {r.last_nodes}",
-             f"{r.growth:g}", _ms(r.forward_ms), _ms(r.backward_ms)] for r in comp.rows]
-    return f'<div class="agl-compare">{html_table(head, rows)}<p>{esc(comp.verdict)}</p></div>'
