@@ -1,8 +1,8 @@
 """The HTML faces of the exercises room: an exercise's statement, a check result, a hint or
-solution, and the progress table. Plain strings, escaped, deterministic."""
+solution. Plain strings, escaped, deterministic."""
 from __future__ import annotations
 
-from ..text import esc, html_table
+from ..text import esc
 from .checking import CORRECT, INCORRECT, NOT_ATTEMPTED
 
 COLOURS = {CORRECT: "#1b7f3b", INCORRECT: "#b3261e", NOT_ATTEMPTED: "#6b6b6b"}
@@ -45,12 +45,3 @@ def message_html(text: str) -> str:
     """A short remark that is not a verdict (an answer that could not be evaluated)."""
     return f'<div class="agl-note" style="border-left:4px solid #999;padding:4px 8px">{_lines(text)}</div>'
 
-
-def progress_html(progress) -> str:
-    """The progress table."""
-    rows = [[name, progress.status(name), str(r["checks"]), str(r["hints"]), "seen" if r["solution"] else "-"]
-            for name, _, r in progress.rows]
-    passed = {i for i, (_, _, r) in enumerate(progress.rows) if r["passed"]}
-    caption = f"{progress.passed} of {len(progress.rows)} passed, {progress.attempted} attempted"
-    return html_table(["exercise", "status", "checks", "hints", "solution"], rows, caption=caption,
-                      highlight=passed)

@@ -75,7 +75,7 @@ def where_backprop_stops(seed=None) -> Exercise:
                   when=lambda v: bool(v - leaves)),
         Diagnoser("Something is missing: a leaf that requires grad gets a gradient when any path of "
                   "differentiable operations (clone() is one) leads from it to loss.",
-                  when=lambda v: v < expected),
+                  when=lambda v: bool(v) and v < expected),
     ]
     solution = (f"Receive a gradient: {', '.join(sorted(expected))}.\n"
                 "a reaches loss through d = a * c (c not requiring grad does not stop a); g reaches it "

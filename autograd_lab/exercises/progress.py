@@ -102,7 +102,7 @@ def progress() -> Progress:
     >>> progress().to_dict()["mean_square"]["passed"]   # doctest: +SKIP
     False
     """
-    from .bank import exercises
+    from .bank import catalog
 
     empty = {"checks": 0, "attempted": False, "passed": False, "hints": 0, "solution": False}
-    return Progress(tuple((e.name, e.title, dict(_records.get(e.name, empty))) for e in exercises()))
+    return Progress(tuple((e.name, e.title, dict(_records.get(e.name, empty))) for e in catalog()))

@@ -1,0 +1,113 @@
+"""The %exercise widget and magic: classes the browser tests rely on, buttons pressed with
+.click(), the answer box evaluated in the learner's namespace, deterministic faces."""
+import pytest
+import torch
+from IPython.core.error import UsageError
+
+from autograd_lab.exercises import progress
+from autograd_lab.exercises.bank import exercise
+from autograd_lab.exercises.view import exercise_view
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch):
+    monkeypatch.delenv("AUTOGRAD_LAB_GRADING", raising=False)
+    progress.reset()
+    progress._grading = None
+    yield
+    progress.reset()
+    progress._grading = None
+
+
+def parts(widget):
+    statement, row, feedback = widget.children
+    answer, check, hint, solution = row.children
+    return statement, answer, check, hint, solution, feedback
+
+
+def learner(name="mean_square"):
+    ns = {"torch": torch}
+    exec(exercise(name).setup, ns)
+    return ns
+
+
+def test_widget_has_the_classes_and_buttons():
+    statement, answer, check, hint, solution, feedback = parts(exercise_view(exercise("mean_square")).widget)
+    assert "agl-statement" in statement._dom_classes and "agl-answer" in answer._dom_classes
+    assert [b.description for b in (check, hint, solution)] == ["Check", "Hint", "Solution"]
+    assert [b._dom_classes for b in (check, hint, solution)] == [("agl-check",), ("agl-hint",), ("agl-solution",)]
+    assert "agl-feedback" in feedback._dom_classes and feedback.value == ""
+
+
+def test_check_evaluates_the_box_in_the_learners_names():
+    ns = learner()
+    keys = set(ns)
+    view = exercise_view(exercise("mean_square"), names=ns)
+    _, answer, check, _, _, feedback = parts(view.widget)
+    check.click()
+    assert "not attempted" in feedback.value
+    answer.value = "x.grad"
+    check.click()
+    assert "correct" in feedback.value and "Correct!" in feedback.value and "Incorrect" not in feedback.value
+    answer.value = "x.grad * 3"
+    check.click()
+    assert "Incorrect" in feedback.value and "gradient of the sum" in feedback.value
+    answer.value = "nope"
+    check.click()
+    assert "NameError" in feedback.value
+    assert set(ns) == keys and ns["x"].grad is not None
+    assert repr(view.widget).startswith("Exercise mean_square") and "NameError" in repr(view.widget)
+
+
+def test_text_answers_are_taken_as_typed():
+    ns = learner("where_backprop_stops")
+    view = exercise_view(exercise("where_backprop_stops"), names=ns)
+    _, answer, check, _, _, feedback = parts(view.widget)
+    answer.value = "a, g"
+    check.click()
+    assert "Correct!" in feedback.value
+    view = exercise_view(exercise("symbolic_mean_square"), names={})
+    _, answer, check, _, _, feedback = parts(view.widget)
+    answer.value = "2*x/3"
+    check.click()
+    assert "Correct!" in feedback.value
+    answer.value = "lambda x: 2 * x"
+    check.click()
+    assert "gradient of the sum" in feedback.value
+
+
+def test_hint_and_solution_buttons():
+    view = exercise_view(exercise("mean_square"))
+    _, _, _, hint, solution, feedback = parts(view.widget)
+    hint.click()
+    assert "Hint 1 of 3" in feedback.value
+    hint.click()
+    assert "Hint 2 of 3" in feedback.value
+    solution.click()
+    assert "0.6667" in feedback.value
+    assert progress.progress().to_dict()["mean_square"]["hints"] == 2
+
+
+def test_grading_mode_in_the_widget_shows_the_verdict_instead_of_raising():
+    progress.grading(True)
+    view = exercise_view(exercise("mean_square"), names=learner())
+    _, answer, check, _, _, feedback = parts(view.widget)
+    answer.value = "[1, 2, 3]"
+    check.click()
+    assert "x itself" in feedback.value
+
+
+def test_static_faces_are_deterministic():
+    one, two = exercise_view(exercise("gan_detach")), exercise_view(exercise("gan_detach"))
+    assert one.text() == two.text() and one.html() == two.html()
+    assert "agl-exercise" in one.html() and "0x" not in one.html()
+    assert one.bundle(with_widget=False)["text/plain"].startswith("Exercise gan_detach")
+
+
+def test_magic_shows_an_exercise_and_explains_unknown_names(ip, capsys):
+    ip.run_line_magic("exercise", "mean_square")
+    assert "Exercise mean_square" in capsys.readouterr().out
+    ip.run_line_magic("exercise", "mean_square_random --seed 4")
+    assert "(seed 4)" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="there is no exercise called 'nope'.*mean_square"):
+        ip.run_line_magic("exercise", "nope")
