@@ -105,13 +105,29 @@ def big_model():
     return mlp(BIG_LAYERS)
 
 
+def leaves_of(leaves) -> list:
+    return list(leaves.parameters()) if isinstance(leaves, torch.nn.Module) else list(leaves)
+
+
 def plain_backward(leaves, loss):
     """The reference: what backward() costs on the same graph (kept for the next round).
-    leaves: a Module or a list of leaf tensors; their .grad is cleared first, as trace() does."""
-    leaves = list(leaves.parameters()) if isinstance(leaves, torch.nn.Module) else list(leaves)
+    leaves: a Module or a list of leaf tensors; their .grad is cleared first."""
+    leaves = leaves_of(leaves)
 
     def run():
         for leaf in leaves:
             leaf.grad = None
         torch.autograd.backward(loss, retain_graph=True)
+    return run
+
+
+def fresh(leaves, fn):
+    """fn run with the leaves' .grad cleared first, as plain_backward does, so that neither
+    candidate inherits the other's gradients (a trace of leaves with a .grad does more work)."""
+    leaves = leaves_of(leaves)
+
+    def run():
+        for leaf in leaves:
+            leaf.grad = None
+        return fn()
     return run
