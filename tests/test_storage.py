@@ -212,3 +212,10 @@ def test_outputs_are_identical_across_processes():
     assert runs[0].stdout == runs[1].stdout
     assert runs[0].stderr == "" and runs[1].stderr == ""
     assert "0x" not in runs[0].stdout
+
+
+def test_an_expanded_tensor_refuses_writes_that_hit_one_cell_twice():
+    report = compare_storage(torch.ones(2).expand(3, 2))
+    assert report["detach()"].after_inplace == "refused"
+    assert report["detach()"].message.startswith("unsupported operation: more than one element")
+    assert report["detach()"].shares_version is True and report[".data"].shares_version is False

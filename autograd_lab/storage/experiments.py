@@ -106,10 +106,13 @@ def _shares_version(a: torch.Tensor, copy: Copy) -> bool:
     b, _ = _take(copy, t)
     before = t._version
     with torch.no_grad():
-        if isinstance(b, torch.Tensor):
-            b.add_(0)
+        if not isinstance(b, torch.Tensor):
+            b += 0  # numpy keeps no counter: the write is the whole experiment
         else:
-            b += 0
+            try:
+                b.add_(0)
+            except RuntimeError:  # memory written twice (an expanded tensor): bump the counter alone
+                torch.autograd.graph.increment_version(b)
     return t._version != before
 
 
