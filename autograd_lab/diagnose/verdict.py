@@ -25,7 +25,8 @@ def judge(prof) -> None:
     if prof.failed:
         step = len(prof.steps)
         prof.kind = "failed"
-        prof.verdict = f"backward failed at step {step}: {prof.failed.splitlines()[0][:160]}"
+        first = prof.failed.split(". ")[0].rstrip(".")
+        prof.verdict = f"backward failed at step {step}: {first}."
         who = prof.carriers or [n for s in prof.steps for n in s.carried]
         prof.fix = (f"{who[0]} = {who[0]}.detach()   # at the start of the step: keep the value, drop the history"
                     if who else "autograd_lab.explain(err)   # explains the error and its fix")
