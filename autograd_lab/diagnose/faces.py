@@ -1,5 +1,5 @@
-"""The text and HTML faces of the diagnose room: an explained error and a backward profile. Only the timings vary between runs; they are printed as 'N.NN ms' so that a
-lesson's sanitize file can normalise them."""
+"""The text and HTML faces of the diagnose room: an explained error and a backward profile.
+Only the timings vary between runs; they are printed as 'N.NN ms', last and at a fixed width."""
 from __future__ import annotations
 
 from ..text import esc, html_table, table
