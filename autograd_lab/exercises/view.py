@@ -1,13 +1,54 @@
 """The exercises' front end: an exercise with its answer box, Check, Hint and Solution buttons and
-the feedback, as %exercise shows it."""
+the feedback, as %exercise shows it; and the HTML faces of a statement, a verdict, a hint or the
+solution (plain escaped strings, deterministic)."""
 from __future__ import annotations
 
 from typing import Mapping
 
 from ..display import View
-from . import faces
-from .checking import ____, Result
+from ..text import esc
+from .checking import CORRECT, INCORRECT, NOT_ATTEMPTED, ____, Result
 from .exercise import Exercise
+
+COLOURS = {CORRECT: "#1b7f3b", INCORRECT: "#b3261e", NOT_ATTEMPTED: "#6b6b6b"}
+
+
+def _lines(text: str) -> str:
+    return f'<div style="white-space:pre-wrap">{esc(text)}</div>'
+
+
+def statement_html(ex) -> str:
+    """The statement: title, introduction, the code to run, the question and how to answer.
+
+    >>> statement_html(exercise("mean_square")).startswith("<div")   # doctest: +SKIP
+    True
+    """
+    seed = f" (seed {ex.seed})" if ex.seed is not None else ""
+    return (f'<div class="agl-exercise"><h4>Exercise <code>{esc(ex.name)}</code>{esc(seed)}: {esc(ex.title)}</h4>'
+            f"<p>{esc(ex.intro)}</p><pre>{esc(ex.setup)}</pre>{_lines(ex.question)}"
+            f"<p>Answer with {esc(ex.answer_form)}.<br>Check with <code>{esc(ex.example)}</code></p>"
+            f"<p><small>Help: <code>.hint()</code> gives the next of {len(ex.hints)} hints, "
+            f"<code>.solution()</code> the worked solution.</small></p></div>")
+
+
+def result_html(result) -> str:
+    """A verdict, coloured by its status, with its message."""
+    colour = COLOURS.get(result.status, "#000")
+    return (f'<div class="agl-result" data-status="{esc(result.status)}" '
+            f'style="border-left:4px solid {colour};padding:4px 8px">'
+            f'<span class="agl-status" style="color:{colour};font-weight:bold">{esc(result.status)}</span>'
+            f"{_lines(result.message)}</div>")
+
+
+def note_html(note) -> str:
+    """A hint or the solution."""
+    return (f'<div class="agl-note" style="border-left:4px solid #3a6ea5;padding:4px 8px">'
+            f"<b>{esc(note.title)}</b>{_lines(note.text)}</div>")
+
+
+def message_html(text: str) -> str:
+    """A short remark that is not a verdict (an answer that could not be evaluated)."""
+    return f'<div class="agl-note" style="border-left:4px solid #999;padding:4px 8px">{_lines(text)}</div>'
 
 
 class ExerciseView(View):
@@ -21,7 +62,7 @@ class ExerciseView(View):
         return self.exercise.text()
 
     def html(self) -> str:
-        return faces.statement_html(self.exercise)
+        return statement_html(self.exercise)
 
     def read(self, typed: str):
         """What the typed text stands for: the blank when empty, the text itself for answers made of
@@ -41,20 +82,20 @@ class ExerciseView(View):
         except Exception as err:  # the learner's expression failed: say so in one line
             text = (f"Could not evaluate {typed.strip()!r}: {type(err).__name__}: {err}. Run the setup "
                     "code first, or check the spelling.")
-            return text, faces.message_html(text)
+            return text, message_html(text)
         try:
             result = self.exercise.check(answer)
         except AssertionError as err:  # grading mode: the widget still shows the verdict
             result = Result(self.exercise.name, "incorrect", str(err))
-        return result.message, faces.result_html(result)
+        return result.message, result_html(result)
 
     def hint(self) -> tuple[str, str]:
         note = self.exercise.hint()
-        return repr(note), faces.note_html(note)
+        return repr(note), note_html(note)
 
     def solution(self) -> tuple[str, str]:
         note = self.exercise.solution()
-        return repr(note), faces.note_html(note)
+        return repr(note), note_html(note)
 
     def build_widget(self):
         import ipywidgets as w
