@@ -65,7 +65,10 @@ def result(*items: tuple) -> str:
     Gives 'RESULT name=1.45 goal<=2.0 ok other=3.10 ...'."""
     parts = []
     for name, value, goal in items:
-        text = f"{name}={value:.3g}" if isinstance(value, float) else f"{name}={value}"
+        if isinstance(value, float):
+            text = f"{name}={value:.0f}" if abs(value) >= 100 else f"{name}={value:.3g}"
+        else:
+            text = f"{name}={value}"
         if goal is not None:
             text += f" goal<={goal:g} {verdict(value, goal)}"
         parts.append(text)
