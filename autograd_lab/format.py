@@ -1,0 +1,94 @@
+"""Plain-text formatting shared by every layer: numbers with 4 decimals as PyTorch prints them,
+tensors on one short line (big ones summarised), aligned tables, PyTorch's messages on one line.
+Deterministic: the same values always give the same characters."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .tensors import Summary
+
+DECIMALS = 4
+
+
+def number(v: float, decimals: int = DECIMALS) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    text = f"{v:.{decimals}f}"
+    return "0." + "0" * decimals if text == "-0." + "0" * decimals else text
+
+
+def fmt(value, limit: int = 8, decimals: int = DECIMALS) -> str:
+    """A value as one short line: tensors like PyTorch prints them (4 decimals), big ones summarised.
+
+    >>> fmt(torch.tensor([1/3, 2/3]))
+    '[0.3333, 0.6667]'
+    """
+    if value is None:
+        return "None"
+    if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):  # a numpy array
+        value = torch.as_tensor(value)
+    if isinstance(value, Summary):
+        shape = "x".join(str(s) for s in value.shape)
+        return f"<{shape} {_dtype(value.dtype)}, norm {number(value.norm, decimals)}>"
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.is_complex():
+            return f"<{'x'.join(map(str, t.shape))} {_dtype(t.dtype)}>"
+        if t.numel() > limit:
+            shape = "x".join(str(s) for s in t.shape)
+            norm = float(t.double().norm()) if t.is_floating_point() else float(t.double().norm())
+            return f"<{shape} {_dtype(t.dtype)}, norm {number(norm, decimals)}>"
+        as_int = not (t.is_floating_point() or t.is_complex())
+        return _nested(t.tolist(), decimals, as_int)
+    if isinstance(value, float):
+        return number(value, decimals)
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(fmt(v, limit, decimals) for v in value)
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    if isinstance(value, torch.dtype):
+        return _dtype(value)
+    return str(value)
+
+
+def _nested(values, decimals: int, as_int: bool) -> str:
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested(v, decimals, as_int) for v in values) + "]"
+    if as_int or isinstance(values, bool):
+        return str(values)
+    return number(float(values), decimals)
+
+
+def _dtype(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def table(headers: list[str], rows: list[list[str]], marks: dict[int, str] | None = None) -> str:
+    """An aligned plain-text table; marks puts a one-character marker before chosen rows."""
+    marks = marks or {}
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    gutter = "  " if marks else ""
+
+    def line(row, mark=" "):
+        text = "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+        return (mark + " " + text) if marks else text
+
+    out = [line(cells[0])]
+    out.append(gutter + "  ".join("-" * w for w in widths))
+    for i, row in enumerate(cells[1:]):
+        out.append(line(row, marks.get(i, " ")))
+    return "\n".join(out)
+
+
+def message(err: BaseException) -> str:
+    """PyTorch's message up to its hint, on one line (the tail changes between versions)."""
+    text = " ".join(str(err).split())
+    return text.split(" Hint:")[0].strip()
