@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # jupyter refuses to run as root unless told; CI and these machines run as root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-unit test-lessons bench clean
+.PHONY: lab test test-unit test-lessons lessons bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test-unit: $(STAMP)
 test-lessons: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
 		--nbval-sanitize-with notebooks/sanitize.cfg notebooks
+
+# Re-run the lessons and store their outputs (after changing the lab or a lesson).
+lessons: $(STAMP)
+	$(BIN)/python scripts/run_lessons.py
 
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
