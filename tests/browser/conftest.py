@@ -81,6 +81,7 @@ class LabServer:
         self.port = free_port()
         self.log_path = base / "jupyter.log"
         self.proc = None
+        self.log = None
 
     def prepare(self) -> None:
         shutil.copytree(REPO / "notebooks", self.root)
@@ -123,8 +124,8 @@ class LabServer:
 
     def start(self, timeout: float = 90) -> None:
         self.prepare()
-        log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.command(), env=self.env(), cwd=self.root, stdout=log,
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.command(), env=self.env(), cwd=self.root, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -138,14 +139,17 @@ class LabServer:
         raise RuntimeError(f"jupyter lab did not answer within {timeout:.0f} s:\n{self.log_tail()}")
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()  # the server shuts its kernels down on SIGTERM
         try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, 9)  # its own session: the kernels go too
-            self.proc.wait(timeout=10)
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.terminate()  # the server shuts its kernels down on SIGTERM
+                try:
+                    self.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(self.proc.pid, 9)  # its own session: the kernels go too
+                    self.proc.wait(timeout=10)
+        finally:
+            if self.log is not None:
+                self.log.close()
 
     def api(self, path: str, method: str = "GET"):
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/{path}", method=method,
