@@ -113,12 +113,12 @@ def storage(line, shell):
 
 def exercise(line, shell):
     """%exercise NAME [--seed N]: show an exercise with its answer box and buttons."""
-    from .exercises.bank import exercise as make
-    from .exercises.view import exercise_view
+    from .practice.bank import exercise as make
+    from .practice.view import exercise_view
 
     name, opts = split_flags("exercise", line, {"seed": True})
     if not name:
-        from .exercises.bank import exercises
+        from .practice.bank import exercises
 
         raise UsageError(f"name an exercise, e.g. %exercise mean_square. Exercises: "
                          f"{', '.join(e.name for e in exercises())}")

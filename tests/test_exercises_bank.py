@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from autograd_lab.errors import LabInputError
-from autograd_lab.exercises import progress
-from autograd_lab.exercises.bank import exercise, exercises
-from autograd_lab.exercises.checking import ____, show
-from autograd_lab.exercises.run import run
+from autograd_lab.practice import progress
+from autograd_lab.practice.bank import exercise, exercises
+from autograd_lab.practice.checking import ____, show
+from autograd_lab.practice.run import run
 
 
 @pytest.fixture(autouse=True)

@@ -4,9 +4,9 @@ import pytest
 import torch
 from IPython.core.error import UsageError
 
-from autograd_lab.exercises import progress
-from autograd_lab.exercises.bank import exercise
-from autograd_lab.exercises.view import exercise_view
+from autograd_lab.practice import progress
+from autograd_lab.practice.bank import exercise
+from autograd_lab.practice.view import exercise_view
 
 
 @pytest.fixture(autouse=True)

@@ -6,29 +6,9 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
-import types
 from dataclasses import dataclass
 
 import torch
-
-class Room(types.ModuleType):
-    """The exercises package, callable: ``autograd_lab.exercises()`` lists the exercises even
-    after ``import autograd_lab.exercises.view`` has bound that name to the package."""
-
-    def __call__(self):
-        """All exercises in course order, each with .name and .title.
-
-        >>> autograd_lab.exercises()[0].name                # doctest: +SKIP
-        'mean_square'
-        """
-        from .bank import catalog
-
-        return catalog()
-
-
-# every module of the room imports this one first, so the package is callable before anyone asks
-sys.modules[__package__].__class__ = Room
 
 CORRECT, INCORRECT, NOT_ATTEMPTED = "correct", "incorrect", "not attempted"
 
