@@ -10,3 +10,16 @@ def ip():
     shell.run_line_magic("load_ext", "autograd_lab")
     yield shell
     shell.run_line_magic("unload_ext", "autograd_lab")
+
+
+@pytest.fixture
+def fresh_progress(monkeypatch):
+    """Exercise progress and grading mode start empty and are emptied afterwards."""
+    from autograd_lab.practice import progress
+
+    monkeypatch.delenv("AUTOGRAD_LAB_GRADING", raising=False)
+    progress.reset()
+    progress._grading = None
+    yield
+    progress.reset()
+    progress._grading = None

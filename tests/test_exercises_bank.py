@@ -13,14 +13,7 @@ from autograd_lab.practice.checking import ____, show
 from autograd_lab.practice.run import run
 
 
-@pytest.fixture(autouse=True)
-def fresh(monkeypatch):
-    monkeypatch.delenv("AUTOGRAD_LAB_GRADING", raising=False)
-    progress.reset()
-    progress._grading = None
-    yield
-    progress.reset()
-    progress._grading = None
+pytestmark = pytest.mark.usefixtures("fresh_progress")
 
 
 def t(values):

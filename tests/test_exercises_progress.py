@@ -11,14 +11,7 @@ from autograd_lab.practice.bank import exercise
 from autograd_lab.practice.checking import ____
 
 
-@pytest.fixture(autouse=True)
-def fresh(monkeypatch):
-    monkeypatch.delenv("AUTOGRAD_LAB_GRADING", raising=False)
-    progress.reset()
-    progress._grading = None
-    yield
-    progress.reset()
-    progress._grading = None
+pytestmark = pytest.mark.usefixtures("fresh_progress")
 
 
 ANSWERS = [([0.6667, 1.3333, 2.0], True), ([2, 4, 6], False), (None, False), (____, False),

@@ -9,14 +9,7 @@ from autograd_lab.practice.bank import exercise
 from autograd_lab.practice.view import exercise_view
 
 
-@pytest.fixture(autouse=True)
-def fresh(monkeypatch):
-    monkeypatch.delenv("AUTOGRAD_LAB_GRADING", raising=False)
-    progress.reset()
-    progress._grading = None
-    yield
-    progress.reset()
-    progress._grading = None
+pytestmark = pytest.mark.usefixtures("fresh_progress")
 
 
 def parts(widget):
