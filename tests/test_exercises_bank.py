@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from autograd_lab.errors import LabInputError
-from autograd_lab.practice import progress
 from autograd_lab.practice.bank import exercise, exercises
 from autograd_lab.practice.checking import ____, show
 from autograd_lab.practice.run import run
