@@ -7,7 +7,10 @@ browser_fixtures/), so the tests never write into the repository. Both processes
 the session, also when a test fails or the session is interrupted.
 
 Without a Chromium the tests skip with the reason; with AUTOGRAD_LAB_REQUIRE_BROWSER=1 (set by
-.ci/run) a missing browser is a failure instead.
+.ci/run) a missing browser is a failure instead; AUTOGRAD_LAB_CHROMIUM names another browser binary.
+
+Run only these: `.venv/bin/python -m pytest tests -m browser`. Each test leaves a screenshot of its
+page in tests/browser/artifacts/<test name>.png (git-ignored), also when it fails.
 """
 from __future__ import annotations
 

@@ -82,8 +82,10 @@ class LabPage:
         """The output (a cell's rendered widget) holding an element with css_class, e.g. 'agl-next'."""
         outputs = self.page.locator(".jp-OutputArea-output").filter(has=self.page.locator(f".{css_class}"))
         found = outputs.nth(index)
+        # a cell that raised will not produce the widget: do not wait long for it
+        wait = 5_000 if self.output_errors() else 30_000
         try:
-            expect(found).to_be_visible(timeout=30_000)
+            expect(found).to_be_visible(timeout=wait)
         except AssertionError:
             raise AssertionError(f"no rendered widget with .{css_class} on the page; "
                                  f"cell errors: {self.output_errors()}; console: {self.console_errors}") from None
