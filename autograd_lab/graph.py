@@ -78,9 +78,13 @@ class Graph:
             for leaf in self.leaves():
                 if leaf.leaf is not None and same_memory(leaf.leaf, value):
                     return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
-            name = label_of(value, self, names)
-            if name:
-                return f"{name}, which does not require grad"
+            for name, candidate in (names or {}).items():
+                if name.startswith("_") or not isinstance(candidate, torch.Tensor):
+                    continue
+                if same_memory(candidate, value):
+                    if candidate.requires_grad:  # the learner's tensor is in a graph; the saved one is not
+                        return f"a detach() of {name}: same memory, cut from the graph"
+                    return f"{name}, which does not require grad"
             if value.numel() == 1 and not value.is_complex():
                 return f"the constant {value.item():g}"
         return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"

@@ -122,12 +122,15 @@ def test_graph_view_marks_stops():
 
 
 @pytest.mark.parametrize("make, reason", [
-    (lambda x: (x * x.detach()).sum(), "a detach() of x"),
-    (lambda x: (x * 2).sum(), "the constant 2"),
+    (lambda x, h: (x * x.detach()).sum(), "a detach() of x"),
+    (lambda x, h: (x * h.detach()).sum(), "a detach() of h"),
+    (lambda x, h: (x * 2).sum(), "the constant 2"),
 ])
 def test_graph_view_says_why_backprop_stops(make, reason):
     x = torch.tensor([1., 2.], requires_grad=True)
-    assert reason in repr(al.show_graph(make(x), names={"x": x}))
+    h = x * 3  # not a leaf: its detach() is still "a detach() of h", not "h, which does not require grad"
+    text = repr(al.show_graph(make(x, h), names={"x": x, "h": h}))
+    assert reason in text and "which does not require grad" not in text
 
 
 def test_big_graph_traces_steps_and_draws_a_neighbourhood():
