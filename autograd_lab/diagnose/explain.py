@@ -37,7 +37,7 @@ class Explanation:
     def text(self, show_original: bool = False) -> str:
         if not self.known:
             return f"{self.category}: {self.original}"
-        parts = [f"autograd error: {self.kind}", self.summary, "", "Why: " + self.why, "", "Fix:"]
+        parts = [f"autograd error explained ({self.kind.replace('_', ' ')})", self.summary, "", "Why: " + self.why, "", "Fix:"]
         parts += ["    " + line for line in self.fix.splitlines()]
         if show_original:
             parts += ["", f"PyTorch said ({self.category}):", "    " + self.original]

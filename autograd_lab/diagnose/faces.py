@@ -12,7 +12,7 @@ def explanation_text(e, show_original: bool = False) -> str:
 
 def explanation_html(e, show_original: bool = False) -> str:
     parts = ['<div class="agl-explain">',
-             f'<p><b>autograd error: {esc(e.kind)}</b> &mdash; {esc(e.summary)}</p>',
+             f'<p><b>autograd error explained ({esc(e.kind.replace("_", " "))})</b> &mdash; {esc(e.summary)}</p>',
              f"<p><b>Why:</b> {esc(e.why)}</p>",
              f'<p><b>Fix:</b></p><pre class="agl-fix">{esc(e.fix)}</pre>']
     if show_original:

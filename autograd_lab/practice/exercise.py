@@ -129,8 +129,14 @@ class Exercise:
         seed = f" (seed {self.seed})" if self.seed is not None else ""
         code = "\n".join("    " + line if line else "" for line in self.setup.splitlines())
         return (f"Exercise {self.name}{seed}: {self.title}\n\n{self.intro}\n\n{code}\n\n"
-                f"{self.question}\nAnswer with {self.answer_form}.\nCheck with {self.example}\n"
+                f"{self.question}\nAnswer with {self.answer_form}.\nCheck with {self.example}, after {self.make_code}\n"
                 f"Help: .hint() gives the next of {len(self.hints)} hints, .solution() the worked solution.")
+
+    @property
+    def make_code(self) -> str:
+        """The line that makes this exercise in a learner's notebook."""
+        seed = f", seed={self.seed}" if self.seed is not None else ""
+        return f'ex = autograd_lab.exercise("{self.name}"{seed})'
 
     def __repr__(self) -> str:
         return self.text()

@@ -26,7 +26,7 @@ def statement_html(ex) -> str:
     seed = f" (seed {ex.seed})" if ex.seed is not None else ""
     return (f'<div class="agl-exercise"><h4>Exercise <code>{esc(ex.name)}</code>{esc(seed)}: {esc(ex.title)}</h4>'
             f"<p>{esc(ex.intro)}</p><pre>{esc(ex.setup)}</pre>{_lines(ex.question)}"
-            f"<p>Answer with {esc(ex.answer_form)}.<br>Check with <code>{esc(ex.example)}</code></p>"
+            f"<p>Answer with {esc(ex.answer_form)}.<br>Check with <code>{esc(ex.example)}</code>, after <code>{esc(ex.make_code)}</code></p>"
             f"<p><small>Help: <code>.hint()</code> gives the next of {len(ex.hints)} hints, "
             f"<code>.solution()</code> the worked solution.</small></p></div>")
 
