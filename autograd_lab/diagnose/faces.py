@@ -38,7 +38,9 @@ HEAD = ["step", "nodes", "from inputs", "carried in", "forward".rjust(10), "back
 def _facts(prof) -> list[str]:
     counts = prof.node_counts
     warm = sum(s.warmup for s in prof.steps)
-    lines = [f"backward profile: {len(prof.steps)} steps ({warm} warm-up, marked *), "
+    measured = len(prof.steps) - warm
+    lines = [f"backward profile: {measured} step{'s' if measured != 1 else ''} measured after "
+             f"{warm} warm-up (marked *), "
              f"backward(retain_graph={prof.retain_graph}){' on a GPU, synchronised' if prof.gpu else ''}"]
     if counts:
         grows = f"grows by {prof.growth:g} per step" if prof.growth else "flat"
