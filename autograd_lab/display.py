@@ -76,7 +76,8 @@ class View:
 def png(fig, dpi: int = 80) -> bytes:
     """A matplotlib Figure as PNG bytes, without the metadata that would vary between runs."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches="tight")
+    # Fast, light compression: a stepper re-renders its figure at every click.
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None}, pil_kwargs={"compress_level": 1})
     return buf.getvalue()
 
 

@@ -29,8 +29,8 @@ class Node:
     name: str
     fn: object = field(repr=False)
     seq: int
-    next: list = field(default_factory=list)  # [(Node or None, input_nr)], aligned with next_functions
-    saved: dict = field(default_factory=dict)  # "self" -> value, from the _saved_* attributes
+    next: list = field(default_factory=list, repr=False)  # [(Node or None, input_nr)], aligned with next_functions
+    saved: dict = field(default_factory=dict, repr=False)  # "self" -> value, from the _saved_* attributes
     leaf: torch.Tensor | None = field(default=None, repr=False)
     label: str | None = None  # the learner's name for the tensor this node produced (or the leaf)
     consumers: list = field(default_factory=list, repr=False)  # nodes that send a gradient here

@@ -14,7 +14,7 @@ RENDERING = {"draw.py", "picture.py", "text.py", "faces.py"}
 LEVEL = {"model": 0, "rendering": 1, "front": 2, "face": 3}
 THIRD_PARTY = {
     "torch": "model", "numpy": "model", "networkx": "model", "sympy": "model",
-    "matplotlib": "rendering", "ipywidgets": "front", "IPython": "front",
+    "matplotlib": "rendering", "PIL": "rendering", "ipywidgets": "front", "IPython": "front",
 }
 
 

@@ -151,3 +151,29 @@ def test_big_graph_traces_steps_and_draws_a_neighbourhood():
     assert s.trace.grad(model[0].weight) is not None
     text = repr(s)
     assert "AccumulateGrad (model.0.weight)" in text and "AccumulateGrad (model.598.bias)" in text
+
+
+def test_the_fast_figure_colours_current_done_and_ready_boxes(seed):
+    import io
+
+    from PIL import Image
+
+    from autograd_lab.stepper.draw import COLORS
+
+    s = al.step(seed["z"], names=seed)
+    s.widget
+    s.next().next()  # PowBackward0 is current, MeanBackward0 done, AccumulateGrad ready next
+    img = Image.open(io.BytesIO(s._image.value)).convert("RGB")
+    drawing = s._drawing
+
+    def colour_inside(node):
+        r0, r1, c0, c1 = drawing._rects[drawing.nodes.index(node)]
+        return "#%02x%02x%02x" % img.getpixel((c0 + 3, r0 + 2))
+
+    mean, pow_, acc = (st.node for st in s.trace.steps)
+    assert colour_inside(pow_) == COLORS["current"]
+    assert colour_inside(mean) == COLORS["done"]
+    assert colour_inside(acc) == COLORS["ready"]
+    s.reset()
+    img = Image.open(io.BytesIO(s._image.value)).convert("RGB")
+    assert colour_inside(pow_) == COLORS["waiting"]

@@ -1,18 +1,30 @@
 """The backward graph as a matplotlib Figure (no Graphviz needed): the output at the top, leaves at
 the bottom, gradients flowing down. Finished, current and ready nodes are coloured; inputs that need
 no gradient end in a 'stop' mark. Big graphs show the neighbourhood of the current node and say how
-much was left out."""
+much was left out.
+
+Edges, arrow heads and boxes are one collection each, so a figure costs a few artists whatever its
+size, and a Drawing kept between steps only repaints its boxes."""
 from __future__ import annotations
 
+import io
 from collections import deque
 
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection, PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
+
+from PIL import Image
 
 from ..graph import Graph, Node
 
 COLORS = {"done": "#d9ead3", "current": "#f6b26b", "ready": "#fff2cc", "waiting": "#ffffff"}
 LEAF_EDGE = "#3d85c6"
+# below this many inches of width per box, labels would overlap: the figure leaves them out and says so
+MIN_BOX_INCHES = 0.9
+MAX_ROWS_FOR_LABELS = 40
 
 
 class Layout:
@@ -58,49 +70,116 @@ def _topological(graph: Graph):
                     queue.append(child)
 
 
+class Drawing:
+    """A figure of some nodes of a graph, built once; paint() recolours it for a step."""
+
+    def __init__(self, layout: Layout, shown: list[Node], title: str | None = None):
+        self.nodes = shown
+        self.members = set(shown)
+        self._pixels = None
+        rows: dict[int, list[Node]] = {}
+        for node in shown:
+            rows.setdefault(layout.row[node], []).append(node)
+        top = min(rows)
+        pos = {}
+        for r, members in rows.items():
+            for i, node in enumerate(members):
+                pos[node] = (i - (len(members) - 1) / 2, -(r - top))
+        width = max(len(m) for m in rows.values())
+        size = (min(2.0 + 2.1 * width, 14), min(1.0 + 0.9 * len(rows), 12))
+        self.figure = fig = Figure(figsize=size)
+        ax = fig.add_axes((0, 0, 1, 0.92))
+        ax.set_axis_off()
+        edges, heads, stops = [], [], []
+        for node in shown:
+            x, y = pos[node]
+            for child, _ in node.next:
+                if child is None:
+                    stops.append([(x, y - 0.15), (x + 0.3, y - 0.36)])
+                elif child in self.members:
+                    cx, cy = pos[child]
+                    edges.append([(x, y - 0.15), (cx, cy + 0.17)])
+                    heads.append((cx, cy + 0.2))
+        self._pos = pos
+        ax.add_collection(LineCollection(edges, colors="#777777", linewidths=0.8))
+        if heads:
+            ax.scatter(*zip(*heads), marker="v", s=26, color="#555555", zorder=5, linewidths=0)
+        if stops:
+            ax.add_collection(LineCollection(stops, colors="#bbbbbb", linewidths=0.8, linestyles=":"))
+            ax.scatter([s[1][0] for s in stops], [s[1][1] for s in stops], marker="x", s=14,
+                       color="#999999", zorder=2)
+        self.boxes = PatchCollection(
+            [FancyBboxPatch((pos[n][0] - 0.46, pos[n][1] - 0.15), 0.92, 0.3, boxstyle="round,pad=0.02")
+             for n in shown], zorder=3,
+            edgecolors=[LEAF_EDGE if n.is_accumulator else "#444444" for n in shown],
+            linewidths=[1.6 if n.is_accumulator else 0.8 for n in shown])
+        ax.add_collection(self.boxes)
+        box_inches = size[0] / (width + 0.3)
+        self.labelled = box_inches >= MIN_BOX_INCHES and len(rows) <= MAX_ROWS_FOR_LABELS
+        if self.labelled:
+            for (_, end) in stops:
+                ax.text(end[0] + 0.05, end[1] - 0.07, "stop", fontsize=7, color="#999999", ha="left", va="top")
+            for node in shown:
+                text = node.name if not node.label else f"{node.name}\n{node.label}"
+                ax.text(*pos[node], text, ha="center", va="center", fontsize=7, zorder=4)
+        xs = [p[0] for p in pos.values()]
+        ys = [p[1] for p in pos.values()]
+        ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+        ax.set_ylim(min(ys) - 0.6, max(ys) + 0.4)
+        notes = [title] if title else []
+        total = len(layout.graph.nodes)
+        if len(shown) < total:
+            notes.append(f"(showing {len(shown)} of {total} nodes)")
+        if not self.labelled:
+            notes.append("(too many nodes for readable labels: %backward shows them a few at a time)")
+        if notes:
+            fig.suptitle("  ".join(notes), fontsize=9)
+
+    def _colors(self, current, done, ready) -> list[str]:
+        return [COLORS["current" if n is current else "done" if n in done else "ready" if n in ready else "waiting"]
+                for n in self.nodes]
+
+    def paint(self, current: Node | None = None, done=frozenset(), ready=frozenset()) -> Figure:
+        self.boxes.set_facecolor(self._colors(current, done, ready))
+        return self.figure
+
+    def png(self, current: Node | None = None, done=frozenset(), ready=frozenset(), dpi: int = 80) -> bytes:
+        """The painted figure as PNG bytes, fast: the figure is rendered once with blank boxes, and
+        each call fills the blank pixels inside the boxes (text and borders stay as rendered)."""
+        if self._pixels is None:
+            self._render_blank(dpi)
+        img = self._pixels.copy()
+        for color, (r0, r1, c0, c1) in zip(self._colors(current, done, ready), self._rects):
+            if color == COLORS["waiting"]:
+                continue
+            region = img[r0:r1, c0:c1]
+            blank = (region[..., :3] == 255).all(axis=-1)
+            region[blank, :3] = _rgb(color)
+        buf = io.BytesIO()
+        Image.fromarray(img).save(buf, format="PNG", compress_level=1)
+        return buf.getvalue()
+
+    def _render_blank(self, dpi: int) -> None:
+        self.boxes.set_facecolor(COLORS["waiting"])
+        self.figure.set_dpi(dpi)
+        canvas = FigureCanvasAgg(self.figure)
+        canvas.draw()
+        self._pixels = np.asarray(canvas.buffer_rgba()).copy()
+        height = self._pixels.shape[0]
+        to_pixels = self.figure.axes[0].transData.transform
+        self._rects = []
+        for node in self.nodes:
+            x, y = self._pos[node]
+            # the box with its rounded padding, two pixels in, so the corners' outside stays blank
+            (left, bottom), (right, top) = to_pixels([(x - 0.48, y - 0.17), (x + 0.48, y + 0.17)])
+            self._rects.append((int(height - top) + 2, int(height - bottom) - 1, int(left) + 2, int(right) - 1))
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+
+
 def draw(layout: Layout, current: Node | None = None, done=frozenset(), ready=frozenset(),
          limit: int = 36, title: str | None = None) -> Figure:
     """Draw the graph (or the part of it around current) and return the Figure."""
-    shown = layout.around(current, limit)
-    visible = set(shown)
-    rows: dict[int, list[Node]] = {}
-    for node in shown:
-        rows.setdefault(layout.row[node], []).append(node)
-    top = min(rows)
-    pos = {}
-    for r, members in rows.items():
-        for i, node in enumerate(members):
-            pos[node] = (i - (len(members) - 1) / 2, -(r - top))
-    width = max(len(m) for m in rows.values())
-    fig = Figure(figsize=(min(2.0 + 2.1 * width, 14), min(1.0 + 0.9 * len(rows), 12)))
-    ax = fig.add_axes((0, 0, 1, 0.92 if title else 1))
-    ax.set_axis_off()
-    for node in shown:
-        x, y = pos[node]
-        for child, _ in node.next:
-            if child is None:
-                ax.annotate("stop", xy=(x + 0.35, y - 0.42), ha="center", va="center", fontsize=7, color="#999999")
-                ax.plot([x, x + 0.3], [y - 0.15, y - 0.36], color="#cccccc", lw=0.8, ls=":")
-            elif child in visible:
-                cx, cy = pos[child]
-                ax.annotate("", xy=(cx, cy + 0.16), xytext=(x, y - 0.16),
-                            arrowprops={"arrowstyle": "->", "color": "#777777", "lw": 0.8})
-    for node in shown:
-        x, y = pos[node]
-        state = "current" if node is current else "done" if node in done else "ready" if node in ready else "waiting"
-        ax.add_patch(FancyBboxPatch((x - 0.46, y - 0.15), 0.92, 0.3, boxstyle="round,pad=0.02",
-                                    facecolor=COLORS[state], lw=1.6 if node.is_accumulator else 0.8,
-                                    edgecolor=LEAF_EDGE if node.is_accumulator else "#444444"))
-        text = node.name if not node.label else f"{node.name}\n{node.label}"
-        ax.text(x, y, text, ha="center", va="center", fontsize=7 if node.label else 7.5)
-    xs = [p[0] for p in pos.values()]
-    ys = [p[1] for p in pos.values()]
-    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
-    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.4)
-    left_out = len(layout.graph.nodes) - len(shown)
-    caption = title or ""
-    if left_out:
-        caption = (caption + "  " if caption else "") + f"(showing {len(shown)} of {len(layout.graph.nodes)} nodes)"
-    if caption:
-        fig.suptitle(caption, fontsize=9)
-    return fig
+    return Drawing(layout, layout.around(current, limit), title).paint(current, done, ready)

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..display import View, live, png
+from ..display import View, live
 from ..text import esc
-from .draw import Layout, draw
+from .draw import Drawing, Layout
 from .faces import panel_html, panel_text, walk_html, walk_text
 from .predict import Verdict, compare
 from .trace import Trace, caller_names, name_in, trace as record
+
+
+WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
 
 
 class Stepper(View):
@@ -30,6 +33,7 @@ class Stepper(View):
         self.index = 0
         self.verdicts: dict[int, Verdict] = {}
         self._layout = None
+        self._drawing = None
 
     # --- moving -------------------------------------------------------------------------------
     @property
@@ -97,13 +101,24 @@ class Stepper(View):
             self._layout = Layout(self.trace.graph)
         return self._layout
 
-    def figure(self):
+    def _paint_args(self):
         steps = self.trace.steps
         done = {s.node for s in steps[: max(self.index - 1, 0)]}
         upcoming = steps[self.index] if self.index < len(steps) else None
         ready = set(upcoming.ready) if upcoming is not None else set()
         current = self.current.node if self.current else None
-        return draw(self.layout, current=current, done=done, ready=ready - {current})
+        # Keep the drawing while the current node stays in it: a step then only recolours boxes.
+        if self._drawing is None or (current is not None and current not in self._drawing.members):
+            self._drawing = Drawing(self.layout, self.layout.around(current, WINDOW))
+        return current, done, ready - {current}
+
+    def figure(self):
+        args = self._paint_args()
+        return self._drawing.paint(*args)
+
+    def figure_png(self) -> bytes:
+        args = self._paint_args()
+        return self._drawing.png(*args)
 
     def figure_title(self) -> str:
         return f"backward graph of {self.label}"
@@ -164,7 +179,7 @@ class Stepper(View):
             return
         reveal = True
         self._panel.value = panel_html(self.trace, self.index, reveal) + self._next_prompt()
-        self._image.value = png(self.figure())
+        self._image.value = self.figure_png()
         if self._slider.value != self.index:
             self._slider.value = self.index
         self.buttons["prev"].disabled = self.buttons["reset"].disabled = self.index == 0
