@@ -23,21 +23,48 @@ def short_name(fn) -> str:
     return ACCUMULATE if name.endswith("AccumulateGrad") else name
 
 
-@dataclass(eq=False)
+_names_by_type: dict[type, str] = {}
+
+
+def _name_of_type(fn) -> str:
+    # one class per op: asking each node for its name costs more than the whole walk
+    kind = type(fn)
+    name = _names_by_type.get(kind)
+    if name is None:
+        name = _names_by_type[kind] = short_name(fn)
+    return name
+
+
 class Node:
-    id: int
-    name: str
-    fn: object = field(repr=False)
-    seq: int
-    next: list = field(default_factory=list, repr=False)  # [(Node or None, input_nr)], aligned with next_functions
-    saved: dict = field(default_factory=dict, repr=False)  # "self" -> value, from the _saved_* attributes
-    leaf: torch.Tensor | None = field(default=None, repr=False)
-    label: str | None = None  # the learner's name for the tensor this node produced (or the leaf)
-    consumers: list = field(default_factory=list, repr=False)  # nodes that send a gradient here
+    """One node of the backward graph. A plain class with slots: a big model has thousands, and
+    the recording of a backward creates them all."""
+
+    __slots__ = ("id", "name", "fn", "seq", "next", "leaf", "label", "consumers", "freed",
+                 "is_accumulator", "_saved")
+
+    def __init__(self, id: int, name: str, fn, seq: int):
+        self.id = id
+        self.name = name
+        self.fn = fn
+        self.seq = seq
+        self.next: list = []  # [(Node or None, input_nr)], aligned with next_functions
+        self.leaf: torch.Tensor | None = None
+        self.label: str | None = None  # the learner's name for the tensor it produced (or the leaf)
+        self.consumers: list = []  # nodes that send a gradient here
+        self.freed = False  # its saved values were released by a backward
+        self.is_accumulator = name == ACCUMULATE
+        self._saved: dict | None = None
+
+    def __repr__(self) -> str:
+        return f"Node({self.id}, {self.title})"
 
     @property
-    def is_accumulator(self) -> bool:
-        return self.name == ACCUMULATE
+    def saved(self) -> dict:
+        """What the node saved for backward ("self" -> value, from its _saved_* attributes), read on
+        first use: reading them for every node would slow every recording. Empty once freed."""
+        if self._saved is None:
+            self._saved, self.freed = _saved_values(self.fn)
+        return self._saved
 
     @property
     def title(self) -> str:
@@ -53,7 +80,6 @@ class Node:
 @dataclass(eq=False)
 class Graph:
     nodes: list[Node]
-    freed: bool = False  # saved values were already released by an earlier backward
     _by_fn: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -107,14 +133,12 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     node_labels, leaf_labels = _learner_names(names or {})
     nodes: list[Node] = []
     by_fn: dict = {}
-    freed = False
 
     def visit(fn) -> Node:
-        nonlocal freed
         node = by_fn.get(fn)
         if node is not None:
             return node
-        node = Node(len(nodes), short_name(fn), fn, fn._sequence_nr())
+        node = Node(len(nodes), _name_of_type(fn), fn, fn._sequence_nr())
         by_fn[fn] = node
         nodes.append(node)
         if node.is_accumulator:
@@ -122,8 +146,6 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             node.label = leaf_labels.get(id(node.leaf))
         else:
             node.label = node_labels.get(fn)
-        node.saved, was_freed = _saved_values(fn)
-        freed = freed or was_freed
         return node
 
     # An explicit stack instead of recursion: a 1000-layer model must not hit Python's recursion limit.
@@ -143,7 +165,7 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             if not known:
                 pending.append(child)
         stack.extend(reversed(pending))
-    return Graph(nodes, freed, by_fn)
+    return Graph(nodes, by_fn)
 
 
 def _learner_names(names: Mapping[str, object]):

@@ -27,9 +27,12 @@ class Summary:
 
     @classmethod
     def of(cls, t: torch.Tensor, count: int = 4) -> "Summary":
-        flat = t.detach().reshape(-1)
-        norm = float(flat.float().norm()) if flat.numel() and (t.is_floating_point() or t.is_complex()) else 0.0
-        first = tuple(float(v) for v in flat[:count].tolist()) if not t.is_complex() else ()
+        t = t.detach()
+        numeric = t.is_floating_point() or t.is_complex()
+        # no reshape of the whole tensor: that would copy every non-contiguous gradient
+        norm = float(torch.linalg.vector_norm(t)) if t.numel() and numeric else 0.0
+        row = t[(0,) * (t.dim() - 1)] if t.dim() > 1 and t.shape[-1] >= count else t.reshape(-1)
+        first = tuple(float(v) for v in row[:count].tolist()) if not t.is_complex() else ()
         return cls(tuple(t.shape), t.dtype, str(t.device), norm, first)
 
     @property

@@ -97,7 +97,9 @@ def panel_lines(trace: Trace, index: int, reveal: bool = True) -> list[tuple[str
     else:
         lines.append(("sent on", "? (your prediction)"))
     saved = [(k, v) for k, v in node.saved.items() if not k.endswith(("_sym_sizes", "_sym_strides"))]
-    if saved:
+    if node.freed:
+        lines.append(("saved", "freed by a later backward(); re-run the cell that built the graph to see them"))
+    elif saved:
         label = name_of_saved(trace)
         lines.append(("saved", ", ".join(f"{k}={label(v) or fmt(v)}" for k, v in saved)))
     lines.append(("why now", why_now(trace, step)))

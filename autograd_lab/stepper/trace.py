@@ -29,13 +29,19 @@ class Step:
     node: Node
     grad_outputs: tuple  # gradients arriving at the node (tensor, Summary or None)
     grad_inputs: tuple  # what it sends on, aligned with node.next (empty for an accumulator)
-    ready: tuple = ()  # the nodes that were ready to run when this one was picked (itself included)
     grad_before: object = None  # accumulator only: the leaf's .grad before this backward
     grad_after: object = None  # accumulator only: what backward() would leave in .grad
+
+    trace: "Trace | None" = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         return self.node.name
+
+    @property
+    def ready(self) -> tuple:
+        """The nodes that were ready to run when this one was picked (itself included)."""
+        return self.trace.ready_sets()[self.index]
 
     @property
     def leaf(self) -> torch.Tensor | None:
@@ -54,6 +60,7 @@ class Trace:
     graph: Graph = field(repr=False)
     steps: list[Step]
     names: Mapping = field(default_factory=dict, repr=False)
+    _ready: list | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -70,6 +77,12 @@ class Trace:
             if step.node.leaf is t:
                 return step.grad_outputs[0]
         return None
+
+    def ready_sets(self) -> list[tuple]:
+        """Before each step, the nodes that were ready: the engine's bookkeeping replayed, once."""
+        if self._ready is None:
+            self._ready = _replay_ready(self.graph, self.steps)
+        return self._ready
 
     def apply(self, retain_graph: bool = False) -> None:
         """Accumulate into .grad for real, as output.backward(gradient) does."""
@@ -100,10 +113,8 @@ def trace(output, gradient=None, names: Mapping | None = None) -> Trace:
         names = caller_names()
     what = name_in(names, output) or "the output"
     gradient = check_input(output, gradient, what)
-    graph = snapshot(output, names)
-    if graph.freed:
-        raise TraceError(freed_message(what))
-    return _record(output, gradient, graph, names, what)
+    # A freed graph is found by the engine itself when it reaches the first freed node.
+    return _record(output, gradient, snapshot(output, names), names, what)
 
 
 def check_input(output, gradient, what: str = "the output"):
@@ -174,14 +185,22 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
     retained = [t for t in _retained_in(names, graph)]
     kept_retained = [t.grad for t in retained]
     order: list = []
+    append = order.append
 
     def recorder(node):
-        # A leaf's gradient is the answer itself: kept whole, whatever its size.
-        limit = None if node.is_accumulator else KEEP_WHOLE
-
-        def hook(grad_inputs, grad_outputs):
-            order.append((node, tuple(keep(g, limit) for g in grad_outputs),
-                          tuple(keep(g, limit) for g in grad_inputs)))
+        # A leaf's gradient is the answer itself: kept whole, whatever its size. Others are summarised
+        # as they pass when big, so the memory a recording holds stays bounded (checked inline: this
+        # runs once per node of the learner's graph).
+        if node.is_accumulator:
+            def hook(grad_inputs, grad_outputs):
+                append((node, grad_outputs, grad_inputs))
+        else:
+            def hook(grad_inputs, grad_outputs):
+                for g in grad_outputs + grad_inputs:
+                    if g is not None and g.numel() > KEEP_WHOLE:
+                        grad_outputs, grad_inputs = _small(grad_outputs), _small(grad_inputs)
+                        break
+                append((node, grad_outputs, grad_inputs))
         return hook
 
     handles = []
@@ -204,7 +223,6 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
             t.grad = g
 
     steps = [Step(i, node, g_out, g_in) for i, (node, g_out, g_in) in enumerate(order)]
-    _explain_order(graph, steps)
     grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads)}
     for step in steps:
         if step.node.is_accumulator:
@@ -217,7 +235,14 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
                 step.grad_after = keep(before.detach() + incoming)
     result = Trace(output, gradient, graph, steps, names)
     result._by_node = {s.node: s for s in steps}
+    for step in steps:
+        step.trace = result
     return result
+
+
+def _small(grads: tuple) -> tuple:
+    """The gradients as kept in a step: references, except big ones, which become summaries."""
+    return tuple(keep(g) for g in grads)
 
 
 def _retained_in(names: Mapping, graph: Graph):
@@ -229,12 +254,13 @@ def _retained_in(names: Mapping, graph: Graph):
             yield value
 
 
-def _explain_order(graph: Graph, steps: list[Step]) -> None:
-    """Replay the engine's bookkeeping to know, before each step, which nodes were ready."""
+def _replay_ready(graph: Graph, steps: list[Step]) -> list[tuple]:
+    """Replay the engine's bookkeeping: before each step, which nodes had all their gradients."""
     waiting = graph.dependencies()
     ready = {graph.root}
+    out = []
     for step in steps:
-        step.ready = tuple(sorted(ready, key=lambda n: -n.seq))
+        out.append(tuple(sorted(ready, key=lambda n: -n.seq)))
         ready.discard(step.node)
         for child, _ in step.node.next:
             if child is None:
@@ -242,3 +268,4 @@ def _explain_order(graph: Graph, steps: list[Step]) -> None:
             waiting[child] -= 1
             if waiting[child] == 0:
                 ready.add(child)
+    return out
