@@ -177,3 +177,11 @@ def test_the_fast_figure_colours_current_done_and_ready_boxes(seed):
     s.reset()
     img = Image.open(io.BytesIO(s._image.value)).convert("RGB")
     assert colour_inside(pow_) == COLORS["waiting"]
+
+
+def test_saved_values_shown_and_a_later_backward_is_said_to_have_freed_them(seed):
+    shown = al.step(seed["z"], names=seed)
+    assert "saved: exponent=2, self=x" in shown.goto(2).panel()
+    later = al.step(seed["z"], names=seed)
+    seed["z"].backward()  # the learner's own backward frees what the graph saved
+    assert "saved: freed by a later backward()" in later.goto(2).panel()
