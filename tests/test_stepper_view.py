@@ -35,8 +35,10 @@ def test_buttons_drive_the_panel(seed):
     assert "Step 3 of 3: AccumulateGrad (x)" in panel
     assert "[0.6667, 1.3333, 2.0000]" in panel
     assert s.buttons["next"].disabled and not s.buttons["prev"].disabled
+    assert "steps so far (3 of 3)" in s._log.value and "MeanBackward0 (z)" in s._log.value
     s.buttons["prev"].click()
     assert "Step 2 of 3: PowBackward0 (y)" in s._panel.value
+    assert "AccumulateGrad" not in s._log.value  # the log shows only what was revealed
     assert "to x: grad * 2 * x^(2 - 1)" in s._panel.value
     s.buttons["reset"].click()
     assert s.index == 0 and "Before backward" in s._panel.value

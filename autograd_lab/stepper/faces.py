@@ -30,8 +30,8 @@ def arriving(step: Step) -> str:
     return "; ".join(fmt(g) for g in step.grad_outputs)
 
 
-def walk_rows(trace: Trace, shown: int):
-    return [[str(s.index + 1), s.node.title, arriving(s), sent_on(s)] for s in trace.steps[:shown]]
+def walk_rows(trace: Trace, shown: int, first: int = 0):
+    return [[str(s.index + 1), s.node.title, arriving(s), sent_on(s)] for s in trace.steps[first:shown]]
 
 
 HEADERS = ["#", "node", "gradient arriving (grad_outputs)", "sent on (grad_inputs)"]
@@ -59,6 +59,15 @@ def walk_html(trace: Trace, title: str, index: int, hide_after: int | None = Non
     if shown < len(trace.steps):
         html += f"<p>({len(trace.steps) - shown} more steps to predict)</p>"
     return html
+
+
+def recent_html(trace: Trace, index: int, count: int = 8) -> str:
+    """The last steps revealed so far (the widget's log): at most count rows, however big the graph."""
+    if index == 0:
+        return ""
+    first = max(0, index - count)
+    caption = f"steps {first + 1} to {index} of {len(trace.steps)}" if first else f"steps so far ({index} of {len(trace.steps)})"
+    return html_table(HEADERS, walk_rows(trace, index, first), caption=caption, highlight={index - first - 1})
 
 
 def why_now(trace: Trace, step: Step) -> str:

@@ -6,7 +6,7 @@ from typing import Mapping
 from ..display import View, live
 from ..text import esc
 from .draw import Drawing, Layout
-from .faces import panel_html, panel_text, walk_html, walk_text
+from .faces import panel_html, panel_text, recent_html, walk_html, walk_text
 from .predict import Verdict, compare
 from .trace import Trace, caller_names, name_in, trace as record
 
@@ -146,7 +146,9 @@ class Stepper(View):
         self._play.add_class("agl-play")
         w.jslink((self._play, "value"), (self._slider, "value"))
         controls = w.HBox([*buttons.values(), self._play, self._slider])
-        children = [controls, w.HBox([self._image, self._panel])]
+        self._log = w.HTML()
+        self._log.add_class("agl-walk")
+        children = [controls, w.HBox([self._image, self._panel]), self._log]
         if self.predicting:
             self._answer = w.Text(placeholder="what does the next node send on? e.g. [0.5, 1.0]",
                                   layout=w.Layout(width="420px"))
@@ -180,6 +182,7 @@ class Stepper(View):
         reveal = True
         self._panel.value = panel_html(self.trace, self.index, reveal) + self._next_prompt()
         self._image.value = self.figure_png()
+        self._log.value = recent_html(self.trace, self.index)
         if self._slider.value != self.index:
             self._slider.value = self.index
         self.buttons["prev"].disabled = self.buttons["reset"].disabled = self.index == 0
