@@ -70,3 +70,26 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
         return a.device == b.device and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
     except (RuntimeError, NotImplementedError):
         return False
+
+
+# PyTorch prints 4 decimals, so a value copied from its output may be off by half a unit in the
+# 4th decimal: exercises and the stepper's predictions both accept exactly that much.
+PRINTED = 5e-5
+
+
+def tolerance(expected: torch.Tensor, dtype=torch.float64) -> torch.Tensor:
+    """How far each entry may be: 4 printed decimals, plus the rounding of the answer's dtype."""
+    eps = torch.finfo(dtype).eps if dtype.is_floating_point else torch.finfo(torch.float64).eps
+    return PRINTED * (1 + 1e-9) + (eps / 2) * expected.double().abs()
+
+
+def close(value: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Same shape and every entry within the printed tolerance.
+
+    >>> close(torch.tensor([0.6667]), torch.tensor([2 / 3], dtype=torch.double))
+    True
+    """
+    if tuple(value.shape) != tuple(expected.shape):
+        return False
+    gap = (value.double() - expected.double()).abs()
+    return bool((gap <= tolerance(expected, value.dtype)).all())

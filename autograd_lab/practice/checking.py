@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import torch
 
+from ..tensors import PRINTED, close, tolerance  # noqa: F401  (the room's comparison)
+
 CORRECT, INCORRECT, NOT_ATTEMPTED = "correct", "incorrect", "not attempted"
 
-# PyTorch prints 4 decimals, so a copied value may be off by half a unit in the 4th decimal.
-PRINTED = 5e-5
 
 
 class Placeholder:
@@ -173,24 +173,6 @@ def _parse_printed(text: str):
     except (ValueError, SyntaxError):
         raise WrongForm("Cannot read this text as numbers: pass the tensor itself, a list of numbers, "
                         "or the text PyTorch printed.") from None
-
-
-def tolerance(expected: torch.Tensor, dtype=torch.float64) -> torch.Tensor:
-    """How far each entry may be: 4 printed decimals, plus the rounding of the answer's dtype."""
-    eps = torch.finfo(dtype).eps if dtype.is_floating_point else torch.finfo(torch.float64).eps
-    return PRINTED * (1 + 1e-9) + (eps / 2) * expected.double().abs()
-
-
-def close(value: torch.Tensor, expected: torch.Tensor) -> bool:
-    """Same shape and every entry within the printed tolerance.
-
-    >>> close(torch.tensor([0.6667]), torch.tensor([2 / 3], dtype=torch.double))
-    True
-    """
-    if tuple(value.shape) != tuple(expected.shape):
-        return False
-    gap = (value.double() - expected.double()).abs()
-    return bool((gap <= tolerance(expected, value.dtype)).all())
 
 
 def near(value: torch.Tensor, expected: torch.Tensor) -> bool:
