@@ -18,7 +18,8 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks notebooks/00_start_here.ipynb
 
 test: $(STAMP)
-	$(BIN)/python -m pytest --doctest-modules autograd_lab tests
+	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
 		--nbval-sanitize-with notebooks/sanitize.cfg notebooks
 
