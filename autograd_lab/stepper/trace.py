@@ -68,9 +68,6 @@ class Trace:
     def __iter__(self):
         return iter(self.steps)
 
-    def step_of(self, node: Node) -> Step | None:
-        return self._by_node.get(node)
-
     def grad(self, t: torch.Tensor):
         """The gradient backward() would accumulate into the leaf t (None if t is not reached)."""
         for step in self.steps:
@@ -234,7 +231,6 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
             else:
                 step.grad_after = keep(before.detach() + incoming)
     result = Trace(output, gradient, graph, steps, names)
-    result._by_node = {s.node: s for s in steps}
     for step in steps:
         step.trace = result
     return result
