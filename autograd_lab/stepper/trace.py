@@ -179,7 +179,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
     # Set aside every .grad the run would write, and put each back afterwards: the same objects,
     # so neither their values nor their versions change.
     kept_leaf_grads = [leaf.grad for leaf in leaves]
-    retained = [t for t in _retained_in(names, graph)]
+    retained = list(_retained_in(names, graph))
     kept_retained = [t.grad for t in retained]
     order: list = []
     append = order.append
