@@ -5,16 +5,53 @@ Ids are given in the order a depth-first walk from the output meets the nodes, f
 next_functions in order, so the same code always gives the same ids (never addresses)."""
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import torch
 
+from .names import learner_items, learner_tensors
 from .tensors import same_memory
 
 ACCUMULATE = "AccumulateGrad"
-_FREED = "Trying to backward through the graph a second time"
+# How PyTorch's message starts when a backward reaches values an earlier backward freed.
+FREED = "Trying to backward through the graph a second time"
 _saved_attrs_by_type: dict[type, tuple[str, ...]] = {}
+
+
+def freed_message(what: str) -> str:
+    """What to tell a learner whose graph was freed by an earlier backward."""
+    return (f"{what}'s graph was already used by a backward() and freed: autograd releases the "
+            f"values a graph saved as soon as a backward has used them, to save memory. Re-run the "
+            f"cell that computed {what}; or, if you really need two backwards, call the first one as "
+            f"{what}.backward(retain_graph=True), which keeps the saved values alive.")
+
+
+def walk(root) -> Iterator[tuple[object, tuple]]:
+    """Every node reachable from root (a tensor or a grad_fn), once each, with its next_functions.
+
+    The one walk over a backward graph in the lab: depth first, children in next_functions order,
+    iterative (a 10,000-step loop must not hit Python's recursion limit). A node is yielded once
+    its parent is, so the same graph always gives the same order.
+
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> [fn.name() for fn, _ in walk((x * 2).sum())]
+    ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
+    """
+    fn = root.grad_fn if isinstance(root, torch.Tensor) else root
+    if fn is None:
+        return
+    seen, stack = {fn}, [fn]
+    while stack:
+        fn = stack.pop()
+        edges = fn.next_functions
+        yield fn, edges
+        new = []
+        for child, _ in edges:
+            if child is not None and child not in seen:
+                seen.add(child)
+                new.append(child)
+        stack.extend(reversed(new))
 
 
 def short_name(fn) -> str:
@@ -63,7 +100,7 @@ class Node:
         """What the node saved for backward ("self" -> value, from its _saved_* attributes), read on
         first use: reading them for every node would slow every recording. Empty once freed."""
         if self._saved is None:
-            self._saved, self.freed = _saved_values(self.fn)
+            self._saved, self.freed = saved_values(self.fn)
         return self._saved
 
     @property
@@ -104,9 +141,7 @@ class Graph:
             for leaf in self.leaves():
                 if leaf.leaf is not None and same_memory(leaf.leaf, value):
                     return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
-            for name, candidate in (names or {}).items():
-                if name.startswith("_") or not isinstance(candidate, torch.Tensor):
-                    continue
+            for name, candidate in learner_tensors(names):
                 if same_memory(candidate, value):
                     if candidate.requires_grad:  # the learner's tensor is in a graph; the saved one is not
                         return f"a detach() of {name}: same memory, cut from the graph"
@@ -148,23 +183,15 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             node.label = node_labels.get(fn)
         return node
 
-    # An explicit stack instead of recursion: a 1000-layer model must not hit Python's recursion limit.
-    root = visit(root_fn)
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        pending = []
-        for child_fn, input_nr in node.fn.next_functions:
+    for fn, edges in walk(root_fn):
+        node = visit(fn)
+        for child_fn, input_nr in edges:
             if child_fn is None:
                 node.next.append((None, input_nr))
                 continue
-            known = child_fn in by_fn
             child = visit(child_fn)
             child.consumers.append(node)
             node.next.append((child, input_nr))
-            if not known:
-                pending.append(child)
-        stack.extend(reversed(pending))
     return Graph(nodes, by_fn)
 
 
@@ -181,9 +208,7 @@ def _learner_names(names: Mapping[str, object]):
         elif value.requires_grad:
             leaf_labels.setdefault(id(value), name)
 
-    for name, value in list(names.items()):
-        if name.startswith("_"):  # IPython's _, _1, __ output history: not the learner's names
-            continue
+    for name, value in learner_items(names):
         if isinstance(value, torch.nn.Module):
             for pname, p in value.named_parameters():
                 add(f"{name}.{pname}", p)
@@ -192,7 +217,15 @@ def _learner_names(names: Mapping[str, object]):
     return node_labels, leaf_labels
 
 
-def _saved_values(fn) -> tuple[dict, bool]:
+def saved_values(fn) -> tuple[dict, bool]:
+    """What a node saved for backward ({"self": x, ...} from its _saved_* attributes), and whether
+    an earlier backward freed them. Errors other than "freed" (a saved value edited in place since)
+    are raised.
+
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> sorted(saved_values((x * x).grad_fn)[0])
+    ['other', 'self']
+    """
     attrs = _saved_attrs_by_type.get(type(fn))
     if attrs is None:
         attrs = tuple(a for a in dir(fn) if a.startswith("_saved_"))
@@ -202,7 +235,7 @@ def _saved_values(fn) -> tuple[dict, bool]:
         try:
             saved[attr[len("_saved_"):]] = getattr(fn, attr)
         except RuntimeError as err:
-            if _FREED in str(err):
+            if FREED in str(err):
                 freed = True
             else:
                 raise
@@ -213,8 +246,8 @@ def label_of(value, graph: Graph, names: Mapping[str, object] | None = None) -> 
     """The learner's name for a saved tensor, if it is one of theirs (same memory, same view)."""
     if not isinstance(value, torch.Tensor):
         return None
-    for name, candidate in (names or {}).items():
-        if not name.startswith("_") and isinstance(candidate, torch.Tensor) and same_memory(candidate, value):
+    for name, candidate in learner_tensors(names):
+        if same_memory(candidate, value):
             return name
     for node in graph.nodes:
         if node.leaf is not None and node.label and same_memory(node.leaf, value):

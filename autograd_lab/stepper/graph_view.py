@@ -9,7 +9,8 @@ from ..display import View, png
 from ..graph import snapshot
 from ..text import table
 from .draw import Layout, draw
-from .trace import caller_names, check_input, name_in
+from ..names import caller_names, name_in
+from .trace import check_input
 
 
 class GraphView(View):

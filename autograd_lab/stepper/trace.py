@@ -6,17 +6,15 @@ post-hook per node, and gives back everything it touched: each leaf's .grad is s
 run and put back after it, so the learner's tensors, their versions and their graph are as before."""
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import torch
 
 from ..errors import LabInputError
-from ..graph import Graph, Node, snapshot
+from ..graph import FREED, Graph, Node, freed_message, snapshot
+from ..names import caller_names, learner_items, name_in
 from ..tensors import KEEP_WHOLE, keep
-
-FREED = "Trying to backward through the graph a second time"
 
 
 class TraceError(LabInputError):
@@ -153,27 +151,6 @@ def check_input(output, gradient, what: str = "the output"):
     return gradient
 
 
-def freed_message(what: str) -> str:
-    return (f"{what}'s graph was already used by a backward() and freed: autograd releases the "
-            f"values a graph saved as soon as a backward has used them, to save memory. Re-run the "
-            f"cell that computed {what}; or, if you really need two backwards, call the first one as "
-            f"{what}.backward(retain_graph=True), which keeps the saved values alive.")
-
-
-def name_in(names: Mapping, value) -> str | None:
-    """The learner's name for value in names (IPython's _ and _1 outputs do not count)."""
-    for name, candidate in names.items():
-        if candidate is value and not name.startswith("_"):
-            return name
-    return None
-
-
-def caller_names(depth: int = 2) -> dict:
-    """The variables of the function that called our caller: the learner's names by default."""
-    frame = sys._getframe(depth)
-    return {**frame.f_globals, **frame.f_locals}
-
-
 def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
     leaves = [n.leaf for n in graph.leaves()]
     # Set aside every .grad the run would write, and put each back afterwards: the same objects,
@@ -243,7 +220,7 @@ def _small(grads: tuple) -> tuple:
 
 def _retained_in(names: Mapping, graph: Graph):
     seen = set()
-    for value in names.values():
+    for _, value in learner_items(names):
         if (isinstance(value, torch.Tensor) and value.grad_fn is not None and value.retains_grad
                 and graph.node_of(value.grad_fn) is not None and id(value) not in seen):
             seen.add(id(value))

@@ -8,7 +8,8 @@ from ..text import esc
 from .draw import Drawing, Layout
 from .faces import panel_html, panel_text, recent_html, walk_html, walk_text
 from .predict import Verdict, compare
-from .trace import Trace, caller_names, name_in, trace as record
+from ..names import caller_names, name_in
+from .trace import Trace, trace as record
 
 
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node

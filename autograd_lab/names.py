@@ -1,0 +1,62 @@
+"""The learner's names for values: one place for reading a namespace the way a learner sees it.
+
+IPython keeps its output history in the namespace too (``_``, ``_1``, ``__``), and modules keep
+private helpers under ``_`` names: neither is a name the learner chose, so every room filters them
+here and nowhere else."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+
+import torch
+
+
+def is_learner_name(name: object) -> bool:
+    """False for IPython's output history and private names.
+
+    >>> is_learner_name("x"), is_learner_name("_1")
+    (True, False)
+    """
+    return isinstance(name, str) and not name.startswith("_")
+
+
+def learner_items(names: Mapping | None) -> Iterator[tuple[str, object]]:
+    """The (name, value) pairs of names that the learner chose, in the namespace's order.
+
+    >>> list(learner_items({"x": 1, "_": 2}))
+    [('x', 1)]
+    """
+    for name, value in list((names or {}).items()):
+        if is_learner_name(name):
+            yield name, value
+
+
+def learner_tensors(names: Mapping | None) -> Iterator[tuple[str, torch.Tensor]]:
+    """The learner's names that hold tensors.
+
+    >>> [k for k, _ in learner_tensors({"x": torch.ones(1), "n": 3})]
+    ['x']
+    """
+    for name, value in learner_items(names):
+        if isinstance(value, torch.Tensor):
+            yield name, value
+
+
+def name_in(names: Mapping | None, value) -> str | None:
+    """The learner's name for this very object, if they gave it one.
+
+    >>> t = torch.ones(1)
+    >>> name_in({"_": t, "t": t}, t)
+    't'
+    """
+    for name, candidate in learner_items(names):
+        if candidate is value:
+            return name
+    return None
+
+
+def caller_names(depth: int = 2) -> dict:
+    """The variables of the function that called our caller: the learner's names by default
+    (locals shadow globals, as in Python's own lookup)."""
+    frame = sys._getframe(depth)
+    return {**frame.f_globals, **frame.f_locals}
