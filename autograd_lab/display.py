@@ -73,6 +73,48 @@ class View:
         return type(self).__name__
 
 
+class ModelView(View):
+    """A view over one model object (a report, an explanation, an exercise) that stands in for it:
+    attribute access, indexing, iteration and len() go through to the model, so code written
+    against the model (``report["view(-1)"]``, ``prof.growth``, ``ex.check(...)``) keeps working.
+    Subclasses set ``model`` and give text() and html() from their room's faces."""
+
+    model: object = None
+
+    def __getattr__(self, name):
+        # only called for names the view itself lacks; guard the model slot against recursion
+        if name == "model" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    def __getitem__(self, key):
+        return self.model[key]  # type: ignore[index]
+
+    def __iter__(self):
+        return iter(self.model)  # type: ignore[call-overload]
+
+    def __len__(self) -> int:
+        return len(self.model)  # type: ignore[arg-type]
+
+
+def image_widget(fig=None, max_width: str = "100%"):
+    """An ipywidgets Image of a matplotlib Figure (or an empty one to fill later with png())."""
+    import ipywidgets as w
+
+    image = w.Image(format="png", layout=w.Layout(max_width=max_width))
+    if fig is not None:
+        image.value = png(fig)
+    return image
+
+
+def evaluate_typed(text: str, names) -> object:
+    """What a learner typed into a box, evaluated in their namespace (torch available as torch).
+    A copy of the namespace: eval would otherwise add __builtins__ to the learner's dict."""
+    import torch
+
+    return eval(text, {"torch": torch}, dict(names or {}))
+
+
 def png(fig, dpi: int = 80) -> bytes:
     """A matplotlib Figure as PNG bytes, without the metadata that would vary between runs."""
     buf = io.BytesIO()

@@ -1,10 +1,26 @@
-"""HTML helpers for every face the lab shows (small escaped tables), and the plain-text formatting
-of autograd_lab.format under the names the faces use."""
+"""HTML helpers for every face the lab shows: escaping, small tables, preformatted text, and the
+colours that mean the same thing in every room."""
 from __future__ import annotations
 
 import html as _html
 
-from .format import DECIMALS, fmt, message, number, table  # noqa: F401  (the faces' vocabulary)
+
+# One colour per kind of outcome, shared by every room: green is right or harmless, red is wrong
+# (or silently wrong), amber is an error autograd raised, grey is nothing to judge yet.
+STATUS_COLOURS = {
+    "correct": "#1b7f3b", "right": "#1b7f3b", "ok": "#1a7f37",
+    "incorrect": "#b3261e", "wrong": "#b3261e", "silently wrong": "#c00000",
+    "error": "#b35900", "refused": "#555555", "not attempted": "#6b6b6b",
+}
+
+
+def status_colour(status: str) -> str:
+    """The colour of an outcome in every room's HTML (black for one not listed).
+
+    >>> status_colour("correct")
+    '#1b7f3b'
+    """
+    return STATUS_COLOURS.get(status, "#000")
 
 
 def esc(text) -> str:

@@ -2,7 +2,8 @@
 Only the timings vary between runs; they are printed as 'N.NN ms', last and at a fixed width."""
 from __future__ import annotations
 
-from ..text import esc, html_table, table
+from ..format import table
+from ..text import esc, html_table
 from .measure import median
 
 

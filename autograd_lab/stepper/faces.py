@@ -3,7 +3,8 @@ one step: the node, its rule, what arrived, what it sends on, what it saved, and
 from __future__ import annotations
 
 from ..graph import Node, label_of
-from ..text import esc, fmt, html_table, table
+from ..format import fmt, table
+from ..text import esc, html_table
 from .rules import formula
 from .trace import Step, Trace
 

@@ -7,7 +7,7 @@ import torch
 
 from ..display import View, png
 from ..graph import snapshot
-from ..text import table
+from ..format import table
 from .draw import Layout, draw
 from ..names import caller_names, name_in
 from .trace import check_input
