@@ -21,14 +21,14 @@ test: $(STAMP)
 	$(BIN)/python -m pytest tests
 	$(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg notebooks
+		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not browser"
 
 test-lessons: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg notebooks
+		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb
 
 # Re-run the lessons and store their outputs (after changing the lab or a lesson).
 lessons: $(STAMP)

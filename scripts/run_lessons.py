@@ -3,8 +3,8 @@
 Widget state is dropped from the saved notebook: it holds model ids and PNG bytes that change on
 every run and is rebuilt whenever the learner runs the cell.
 
-    .venv/bin/python scripts/run_lessons.py                    # every notebook in notebooks/
-    .venv/bin/python scripts/run_lessons.py notebooks/01_*.ipynb
+    .venv/bin/python scripts/run_lessons.py                    # every notebook under notebooks/
+    .venv/bin/python scripts/run_lessons.py notebooks/01_*.ipynb notebooks/teachers/solutions.ipynb
 """
 import sys
 from pathlib import Path
@@ -27,7 +27,12 @@ def strip_widget_state(nb) -> None:
     nb.metadata.pop("widgets", None)
 
 
+def lessons(root: Path = ROOT / "notebooks") -> list[Path]:
+    """Every notebook under root, teachers' material included, but not Jupyter's autosaved copies."""
+    return sorted(p for p in root.glob("**/*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
 if __name__ == "__main__":
-    paths = [Path(p).resolve() for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    paths = [Path(p).resolve() for p in sys.argv[1:]] or lessons()
     for p in paths:
         run(p)
