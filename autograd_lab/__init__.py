@@ -20,7 +20,7 @@ _PUBLIC = {
     "TraceError": "autograd_lab.stepper.trace",
     "step": "autograd_lab.stepper.view",
     "show_graph": "autograd_lab.stepper.graph_view",
-    "compare_storage": "autograd_lab.storage.experiments",
+    "compare_storage": "autograd_lab.storage.view",
     "exercise": "autograd_lab.practice.bank",
     "exercises": "autograd_lab.practice.bank",
     "progress": "autograd_lab.practice.progress",

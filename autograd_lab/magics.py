@@ -103,12 +103,12 @@ def graph(line, shell):
 
 def storage(line, shell):
     """%storage a: which copies of a share its memory, and what an in-place edit then does."""
-    from .storage.view import storage_view
+    from .storage.view import compare_storage
 
     expr, _ = split_flags("storage", line, {})
     tensor = evaluate(shell, expr, "storage", "tensor")
     with usage_errors():
-        show(storage_view(tensor, name=expr, names=shell.user_ns))
+        show(compare_storage(tensor, name=expr, names=shell.user_ns))
 
 
 def exercise(line, shell):

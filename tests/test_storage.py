@@ -9,7 +9,8 @@ import torch
 
 from autograd_lab.errors import LabInputError
 from autograd_lab.storage.copies import twin
-from autograd_lab.storage.experiments import OUTCOMES, compare_storage
+from autograd_lab.storage.experiments import OUTCOMES
+from autograd_lab.storage.view import compare_storage
 from helpers import assert_unchanged, state
 
 
@@ -199,9 +200,9 @@ def test_unknown_edit_is_refused():
 
 SCRIPT = """
 import torch
-from autograd_lab.storage.view import storage_view
+from autograd_lab.storage.view import compare_storage
 x = torch.arange(5.0, requires_grad=True)
-v = storage_view(x[1:], "x[1:]", {"x": x})
+v = compare_storage(x[1:], name="x[1:]", names={"x": x})
 print(v.text()); print(v.html())
 """
 

@@ -6,10 +6,11 @@ from IPython.utils.capture import capture_output
 from matplotlib.figure import Figure
 
 from autograd_lab.errors import LabInputError
-from autograd_lab.storage.experiments import compare_storage
+from autograd_lab.storage.experiments import build_report as compare_storage
 from autograd_lab.storage.memory import memory
 from autograd_lab.storage.picture import picture
-from autograd_lab.storage.view import StorageView, storage_view
+from autograd_lab.storage.view import StorageView
+from autograd_lab.storage.view import compare_storage as storage_view
 from helpers import assert_unchanged, state
 
 
@@ -63,8 +64,8 @@ def test_picture_is_a_figure_naming_storages_without_addresses():
 def test_text_and_html_faces_are_deterministic_and_say_shares_storage():
     a, b = leaf(), None
     b = a.detach()
-    view = storage_view(a, "a", {"a": a, "b": b, "_": a})
-    assert view.text() == storage_view(a, "a", {"a": a, "b": b}).text()
+    view = storage_view(a, names={"a": a, "b": b, "_": a})
+    assert view.text() == storage_view(a, names={"a": a, "b": b}).text()
     assert "In your namespace, b shares storage with a." in view.text()
     assert repr(view) == view.text()
     html = view.html()
@@ -74,7 +75,7 @@ def test_text_and_html_faces_are_deterministic_and_say_shares_storage():
 def test_widget_has_its_classes_and_an_edit_runs_on_twins():
     a = leaf()
     before = state([a])
-    box = storage_view(a, "a", {}).widget
+    box = storage_view(a).widget
     found = {c: w for w in _walk(box) for c in getattr(w, "_dom_classes", ())}
     for name in ("agl-storage-table", "agl-storage-copy", "agl-storage-edit", "agl-storage-apply",
                  "agl-storage-result"):

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch
 
+from ..format import message
 from ..tensors import shares_storage as _same_block
-from . import plain
-from .copies import EDITS, Copy, check, copies, edit_named, twin
+from .copies import Copy, check, copies, edit_named, twin
 from .subject import Subject
 
 OUTCOMES = ("ok", "error", "silently wrong", "refused")
@@ -44,19 +44,8 @@ class Row:
     warnings: tuple = ()  # what PyTorch warned while taking the copy
     is_array: bool = False
 
-    def verdict(self, name: str = "a") -> str:
-        """One line: what the next backward did after the edit."""
-        if self.after_inplace == "refused":
-            what = "the copy itself" if self.shares_storage is None else "the edit"
-            return f"{what} was refused: {self.message}"
-        if self.after_inplace == "error":
-            return f"backward failed, the version check caught the edit: {self.message}"
-        if self.after_inplace == "silently wrong":
-            return (f"no error, but the gradient is wrong: {plain.value(self.grad_got)} instead of "
-                    f"{plain.value(self.grad_expected)}")
-        if "a" in self.changed:
-            return f"backward ran; the edit changed {name}'s values yet left the gradient {plain.value(self.grad_got)}"
-        return f"backward ran and gave the correct gradient {plain.value(self.grad_got)}"
+    def __repr__(self) -> str:
+        return f"Row({self.code}: {self.after_inplace})"
 
 
 def _take(copy: Copy, t: torch.Tensor):
@@ -131,7 +120,7 @@ def experiment(a: torch.Tensor, copy: Copy, edit: str = "mul_", name: str = "a")
         except (RuntimeError, TypeError) as err:  # the copy itself cannot be taken
             return Row(**head, shares_storage=None, shares_version=None, requires_grad=None,
                        is_leaf=None, grad_fn=None, in_graph=None, after_inplace="refused",
-                       message=plain.message(err), is_array=copy.numpy)
+                       message=message(err), is_array=copy.numpy)
         facts["shares_version"] = _shares_version(a, copy)
         clean = twin(a)
         expected = _ones_grad(clean * clean, _edge(clean))
@@ -142,7 +131,7 @@ def experiment(a: torch.Tensor, copy: Copy, edit: str = "mul_", name: str = "a")
         try:
             chosen.apply(b)
         except (RuntimeError, TypeError) as err:
-            return Row(**head, **facts, after_inplace="refused", message=plain.message(err),
+            return Row(**head, **facts, after_inplace="refused", message=message(err),
                        a_version=(version, t._version))
         changed = tuple(n for n, old, new in (("a", a_before, _values(t)), ("b", b_before, _values(b)))
                         if not _same(old, new))
@@ -150,7 +139,7 @@ def experiment(a: torch.Tensor, copy: Copy, edit: str = "mul_", name: str = "a")
         try:
             got = _ones_grad(y, edge)
         except RuntimeError as err:
-            return Row(**head, **facts, after_inplace="error", message=plain.message(err),
+            return Row(**head, **facts, after_inplace="error", message=message(err),
                        grad_expected=expected, changed=changed, a_version=moved)
     outcome = "ok" if _same(got, expected) else "silently wrong"
     return Row(**head, **facts, after_inplace=outcome, grad_expected=expected, grad_got=got,
@@ -158,7 +147,7 @@ def experiment(a: torch.Tensor, copy: Copy, edit: str = "mul_", name: str = "a")
 
 
 class StorageReport:
-    """One row per way of copying a tensor; report["detach()"] is a Row. Its repr is the table."""
+    """One row per way of copying a tensor; report["detach()"] is a Row. Its faces are in faces.py."""
 
     def __init__(self, subject: Subject, rows: list[Row], edit: str):
         self.subject, self.rows, self.edit = subject, rows, edit
@@ -183,47 +172,17 @@ class StorageReport:
         """The key of the view row: 'view(-1)', or a slice when a has no flat view."""
         return next(r.key for r in self.rows if r.key.startswith(("view", "[")))
 
-    def headers(self) -> list[str]:
-        return ["copy", "storage", "version counter", "requires_grad", "is_leaf", "grad_fn",
-                "in graph", f"after {EDITS[self.edit].on_tensor}"]
-
-    def cells(self) -> list[list[str]]:
-        out = []
-        for r in self.rows:
-            version = "none (array)" if r.is_array else _shared(r.shares_version)
-            out.append([r.code, _shared(r.shares_storage), version, plain.yes_no(r.requires_grad),
-                        plain.yes_no(r.is_leaf), "-" if r.requires_grad is None else str(r.grad_fn),
-                        plain.yes_no(r.in_graph), r.after_inplace])
-        return out
-
-    def details(self) -> list[str]:
-        """A line for every row that did not simply work, and for every warning PyTorch gave."""
-        name = self.subject.name
-        lines = [f"{r.code}: {r.verdict(name)}" for r in self.rows if r.after_inplace != "ok"]
-        for r in self.rows:
-            for text in r.warnings:
-                lines.append(f"{r.code}: PyTorch warns \"{text}\" It copies anyway, as "
-                             f"{Copy('detach().clone()', None).code(name)} does, which is the way to write it.")
-        return lines
-
     def __repr__(self) -> str:
-        parts = [self.subject.describe(), self.subject.method(EDITS[self.edit].on_tensor), "",
-                 plain.table(self.headers(), self.cells())]
-        notes = self.details() + self.subject.notes()
-        return "\n".join(parts + ([""] + notes if notes else []))
+        return f"<StorageReport of {self.subject.name}: {len(self.rows)} copies, edit {self.edit}>"
 
 
-def _shared(flag) -> str:
-    return "-" if flag is None else ("shared" if flag else "separate")
-
-
-def compare_storage(a, edit: str = "mul_", name: str = "a", names: Mapping | None = None) -> StorageReport:
+def build_report(a, edit: str = "mul_", name: str = "a", names: Mapping | None = None) -> StorageReport:
     """Which copies of a share its storage and its version counter, which stay in the graph, and what
     an in-place edit of each copy does to the next backward. Runs on twins; a is never changed.
     edit is one of "mul_", "add_", "zero_", "numpy"; name is how texts call a; names (a namespace)
     lets the report mention the learner's other tensors that live in a's storage.
 
-    >>> report = compare_storage(torch.tensor([1., 2., 3.], requires_grad=True))
+    >>> report = build_report(torch.tensor([1., 2., 3.], requires_grad=True))
     >>> report["detach()"].after_inplace, report[".data"].after_inplace
     ('error', 'silently wrong')
     """

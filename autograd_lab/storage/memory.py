@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import plain
+from ..format import fmt, message
 from .copies import copies, edit_named, twin
 
 SHOWN = 12  # cells drawn per block
@@ -55,7 +55,7 @@ class Memory:
 def memory(a: torch.Tensor, report, edit_key: str | None = None, edit: str = "mul_") -> Memory:
     """The memory picture's content for a report (its rows say which copies share a's counter).
 
-    >>> from autograd_lab.storage.experiments import compare_storage
+    >>> from autograd_lab.storage.experiments import build_report as compare_storage
     >>> x = torch.tensor([1., 2.])
     >>> [w.block for w in memory(x, compare_storage(x)).windows][:3]
     ['S0', 'S0', 'S1']
@@ -79,7 +79,7 @@ def memory(a: torch.Tensor, report, edit_key: str | None = None, edit: str = "mu
             try:
                 chosen.apply(b)
             except (RuntimeError, TypeError) as err:
-                refused = plain.message(err)
+                refused = message(err)
     blocks: dict = {}
     windows = [_window(name, t, blocks, "V0", True, True)]
     extra = 1
@@ -112,12 +112,12 @@ def _window(label, b, blocks: dict, counter, requires_grad, in_graph) -> Window:
         shape, stride, version = tuple(b.shape), tuple(s // b.itemsize for s in b.strides), None
         flat, size = (None, block.size) if block else (torch.from_numpy(b).reshape(-1), b.size)
     if start not in blocks:
-        values = tuple(plain.value(v) for v in flat[:SHOWN].detach().cpu())
+        values = tuple(fmt(v) for v in flat[:SHOWN].detach().cpu())
         blocks[start] = (start + size * (flat.element_size() if flat is not None else 1),
                          Block(f"S{len(blocks)}", values, size))
     block = blocks[start][1]
     return Window(label, block.name, offset, shape, stride, _cells(offset, shape, stride, size),
-                  counter, version, requires_grad, in_graph, plain.value(b))
+                  counter, version, requires_grad, in_graph, fmt(b))
 
 
 def _cells(offset: int, shape: tuple, stride: tuple, size: int) -> tuple:

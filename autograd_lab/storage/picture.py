@@ -20,7 +20,7 @@ def picture(mem: Memory, title: str | None = None) -> Figure:
     """Draw a Memory as a Figure.
 
     >>> import torch
-    >>> from autograd_lab.storage.experiments import compare_storage
+    >>> from autograd_lab.storage.experiments import build_report as compare_storage
     >>> from autograd_lab.storage.memory import memory
     >>> x = torch.tensor([1., 2.])
     >>> picture(memory(x, compare_storage(x, name="x"))).axes[0].get_title(loc="left")

@@ -3,25 +3,32 @@ and its widget, where the learner picks a copy and an in-place edit and sees, on
 change and what the next backward does."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import torch
 
-from ..display import View, png
+from ..display import ModelView, image_widget, png
+from ..text import esc
 from ..errors import LabInputError
 from . import faces
 from .copies import check, copies
-from .experiments import compare_storage, experiment
+from .experiments import StorageReport, build_report, experiment
 from .memory import memory
 from .picture import picture
 
 
-class StorageView(View):
-    """compare_storage(a) with its three faces and a widget. The learner's tensor is only read."""
+class StorageView(ModelView):
+    """The storage report with its three faces and a widget; it stands in for the report
+    (view["detach()"] is a row). The learner's tensor is only read."""
 
-    def __init__(self, tensor: torch.Tensor, name: str = "a", names: Mapping | None = None):
+    def __init__(self, tensor: torch.Tensor, name: str = "a", names: Mapping | None = None,
+                 edit: str = "mul_"):
         self.tensor, self.name, self.names = tensor, name, names or {}
-        self.report = compare_storage(tensor, name=name, names=self.names)
+        self.model = build_report(tensor, edit=edit, name=name, names=self.names)
+
+    @property
+    def report(self) -> StorageReport:
+        return self.model  # type: ignore[return-value]
 
     def text(self) -> str:
         return faces.text(self.report)
@@ -40,7 +47,7 @@ class StorageView(View):
         copy = next((c for c in copies(self.tensor) if c.key == key), None)
         if copy is None:
             raise LabInputError(f"no copy {key!r}: pick one of {', '.join(self.report.keys())}")
-        report = compare_storage(self.tensor, edit=edit, name=self.name, names=self.names)
+        report = build_report(self.tensor, edit=edit, name=self.name, names=self.names)
         row = experiment(self.tensor, copy, edit, self.name)
         return row, report, memory(self.tensor, report, key, edit)
 
@@ -49,7 +56,7 @@ class StorageView(View):
 
         table = w.HTML(faces.table_html(self.report, "detach()", memory(self.tensor, self.report)))
         table.add_class("agl-storage-table")
-        image = w.Image(value=png(self.figure()), format="png", layout=w.Layout(max_width="100%"))
+        image = image_widget(self.figure())
         image.add_class("agl-storage-picture")
         copy = w.Dropdown(options=[(r.code, r.key) for r in self.report.rows], value="detach()",
                           description="copy b =")
@@ -59,7 +66,7 @@ class StorageView(View):
         button = w.Button(description="Apply edit", tooltip="run the edit on a twin, never on your tensor")
         button.add_class("agl-storage-apply")
         result = w.HTML(f"Pick a copy and an edit, then press Apply edit. It runs on a twin of "
-                        f"{faces.esc(self.name)}; yours is not touched.")
+                        f"{esc(self.name)}; yours is not touched.")
         result.add_class("agl-storage-result")
 
         def on_click(_):
@@ -69,17 +76,22 @@ class StorageView(View):
             result.value = faces.outcome_html(row, self.name)
 
         button.on_click(on_click)
-        intro = w.HTML(f"<b>{faces.esc(self.report.subject.describe())}</b>")
+        intro = w.HTML(f"<b>{esc(faces.describe(self.report.subject))}</b>")
         box = w.VBox([intro, table, w.HBox([copy, edit, button]), result, image])
         box.add_class("agl-storage")
         return box
 
 
-def storage_view(tensor, name: str = "a", names: Mapping | None = None) -> StorageView:
-    """The view %storage shows. Bad input raises LabInputError with what to type instead.
+def compare_storage(a, edit: str = "mul_", name: str = "a", names: Mapping | None = None) -> StorageView:
+    """Which copies of a share its storage and its version counter, which stay in the graph, and what
+    an in-place edit of each copy does to the next backward. Runs on twins; a is never changed.
+    edit is one of "mul_", "add_", "zero_", "numpy"; name is how texts call a; names (a namespace)
+    lets the report mention the learner's other tensors that live in a's storage. Bad input raises
+    LabInputError with what to type instead.
 
-    >>> storage_view(torch.tensor([1., 2.]), "x").report["clone()"].in_graph
-    True
+    >>> report = compare_storage(torch.tensor([1., 2., 3.], requires_grad=True))
+    >>> report["detach()"].after_inplace, report[".data"].after_inplace
+    ('error', 'silently wrong')
     """
-    check(tensor)
-    return StorageView(tensor, name, names)
+    check(a)
+    return StorageView(a, name, names, edit)
