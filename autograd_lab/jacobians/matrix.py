@@ -1,0 +1,201 @@
+"""The Jacobian of an output with respect to an input, as one tensor, from a graph already built
+(one torch.autograd.grad per element of the output) or from a function (torch.func.jacrev), and
+the vector-Jacobian product v @ J beside what backward(v) would accumulate.
+
+Nothing of the learner's is written: torch.autograd.grad returns gradients instead of adding them to
+.grad, and the .grad of their tensors that retain_grad() (which a grad() call would fill) is set aside
+and put back."""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import torch
+
+from ..errors import LabInputError
+from ..names import learner_tensors
+
+# one grad() call per output element: past this many the loop is slow and the matrix unreadable
+MAX_OUTPUTS = 4096
+
+
+@dataclass(eq=False)
+class Jacobian:
+    """J[i, j] = d y_i / d x_j, with y and x flattened; .matrix holds it, .tensor has the shape
+    y.shape + x.shape. With weights v: .vjp is v @ J (shaped like x) and .backward_grad what
+    y.backward(v) adds into x.grad, computed by the engine without J."""
+
+    matrix: torch.Tensor
+    out_shape: tuple
+    in_shape: tuple
+    out_label: str = "y"
+    in_label: str = "x"
+    how: str = ""
+    in_is_leaf: bool = True
+    v: torch.Tensor | None = field(default=None, repr=False)
+    vjp: torch.Tensor | None = field(default=None, repr=False)
+    backward_grad: torch.Tensor | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        rows, cols = self.matrix.shape
+        return f"<Jacobian d{self.out_label}/d{self.in_label}: {rows} x {cols}>"
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.matrix.shape)
+
+    @property
+    def tensor(self) -> torch.Tensor:
+        """J shaped y.shape + x.shape, as torch.autograd.functional.jacobian returns it."""
+        return self.matrix.reshape(*self.out_shape, *self.in_shape)
+
+    @property
+    def is_diagonal(self) -> bool:
+        """True for a square J with nothing off its diagonal (an element-wise operation)."""
+        rows, cols = self.matrix.shape
+        return rows == cols and bool((self.matrix - torch.diag(torch.diagonal(self.matrix))).eq(0).all())
+
+    @property
+    def nonzero(self) -> int:
+        return int(self.matrix.ne(0).sum())
+
+
+def of_graph(y: torch.Tensor, x: torch.Tensor, v=None, names: Mapping | None = None,
+             y_label: str = "y", x_label: str = "x") -> Jacobian:
+    """The Jacobian of y with respect to x through the graph that computed y: row i is
+    torch.autograd.grad(y, x, e_i), e_i one-hot, with retain_graph=True so the graph survives.
+
+    >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
+    >>> of_graph(x ** 2, x).matrix.diagonal()
+    tensor([2., 4., 6.])
+    """
+    _check_tensor(y, y_label, "the output")
+    _check_tensor(x, x_label, "the input")
+    if y.grad_fn is None and not (y is x):
+        raise LabInputError(f"{y_label} has no grad_fn: autograd recorded no graph for it, so there is "
+                            f"nothing to differentiate. Compute it from {x_label} (which must have "
+                            f"requires_grad=True), or pass a function: jacobian(lambda t: ..., {x_label}).")
+    if not x.requires_grad:
+        raise LabInputError(f"{x_label} does not require grad, so no graph leads back to it. Create it "
+                            f"with requires_grad=True and compute {y_label} again, or pass a function: "
+                            f"jacobian(lambda t: ..., {x_label}).")
+    if y.numel() > MAX_OUTPUTS:
+        raise LabInputError(f"{y_label} has {y.numel()} elements: one backward per element is too many "
+                            f"to wait for. Take a slice, e.g. jacobian({y_label}[:10], {x_label}).")
+    weights = _weights(v, y, y_label)
+    with _retained_grads_kept(names):
+        rows = []
+        for i in range(y.numel()):
+            e_i = torch.zeros(y.numel(), dtype=y.dtype, device=y.device)
+            e_i[i] = 1
+            rows.append(_grad(y, x, e_i.reshape(y.shape), y_label, x_label).reshape(-1))
+        matrix = torch.stack(rows) if rows else y.new_zeros(0, x.numel())
+        backward_grad = None if weights is None else _grad(y, x, weights, y_label, x_label)
+    calls = f"{y.numel()} call{'s' if y.numel() != 1 else ''}"
+    how = f"one torch.autograd.grad per element of {y_label} ({calls}, retain_graph=True)"
+    jac = Jacobian(matrix.detach(), tuple(y.shape), tuple(x.shape), y_label, x_label, how, x.is_leaf)
+    return _with_vjp(jac, weights, backward_grad)
+
+
+def of_function(f: Callable, x: torch.Tensor, v=None, f_label: str = "f", x_label: str = "x") -> Jacobian:
+    """The Jacobian of f at x, by torch.func.jacrev (reverse mode, vectorised over the rows); x is
+    read, never changed.
+
+    >>> W = torch.tensor([[1., 2.], [3., 4.]])
+    >>> of_function(lambda t: W @ t, torch.ones(2)).matrix
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    _check_tensor(x, x_label, "the input")
+    point = x.detach().clone()
+    try:
+        jac = torch.func.jacrev(f)(point)
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise LabInputError(f"{f_label}({x_label}) could not be differentiated by torch.func.jacrev: "
+                            f"{' '.join(str(err).split())[:200]}. Pass a function of one tensor that "
+                            f"returns one tensor, e.g. jacobian(lambda t: t ** 2, {x_label}).") from None
+    if not isinstance(jac, torch.Tensor):
+        raise LabInputError(f"{f_label} must return one tensor, it returned a {type(jac).__name__}. "
+                            f"E.g. jacobian(lambda t: (t ** 2).sum(dim=0), {x_label}).")
+    out_shape = tuple(jac.shape[:jac.dim() - x.dim()])
+    matrix = jac.reshape(_numel(out_shape), x.numel()).detach()
+    y_label = f"{f_label}({x_label})"
+    weights, backward_grad = None, None
+    if v is not None:
+        start = point.clone().requires_grad_(True)
+        y = f(start)
+        weights = _weights(v, y, y_label)
+        backward_grad = _grad(y, start, weights, y_label, x_label)
+    return _with_vjp(Jacobian(matrix, out_shape, tuple(x.shape), y_label, x_label, "torch.func.jacrev"),
+                     weights, backward_grad)
+
+
+def _with_vjp(jac: Jacobian, weights, backward_grad) -> Jacobian:
+    if weights is not None:
+        jac.v = weights.detach()
+        jac.vjp = (weights.detach().reshape(-1).to(jac.matrix.dtype) @ jac.matrix).reshape(jac.in_shape)
+        jac.backward_grad = backward_grad.detach()
+    return jac
+
+
+def _grad(y, x, weights, y_label, x_label) -> torch.Tensor:
+    try:
+        (g,) = torch.autograd.grad(y, x, weights, retain_graph=True, allow_unused=True)
+    except RuntimeError as err:
+        if "second time" in str(err):
+            raise LabInputError(f"{y_label}'s graph was already freed by a backward(): compute {y_label} "
+                                f"again, then ask for its Jacobian.") from None
+        raise
+    if g is None:
+        raise LabInputError(f"{y_label} does not depend on {x_label}: no path of the graph leads from "
+                            f"{y_label} back to {x_label}. Pass the tensor {y_label} was computed from.")
+    return g
+
+
+def _weights(v, y: torch.Tensor, y_label: str):
+    if v is None:
+        return None
+    try:
+        weights = torch.as_tensor(v, dtype=y.dtype, device=y.device)
+    except (TypeError, ValueError, RuntimeError):
+        raise LabInputError(f"v must be a tensor shaped like {y_label}, got {type(v).__name__}. "
+                            f"E.g. v=torch.ones_like({y_label}).") from None
+    if weights.shape != y.shape:
+        raise LabInputError(f"v has shape {tuple(weights.shape)} but {y_label} has shape {tuple(y.shape)}: "
+                            f"one weight per element of {y_label}, e.g. v=torch.ones_like({y_label}).")
+    return weights
+
+
+def _check_tensor(t, label: str, role: str) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise LabInputError(f"{role} {label} is a {type(t).__name__}, not a tensor. Pass tensors, e.g. "
+                            f"jacobian(y, x) with x = torch.tensor([1., 2., 3.], requires_grad=True) "
+                            f"and y = x ** 2.")
+    if not t.is_floating_point():
+        # complex outputs have two real Jacobians (Wirtinger derivatives): not what this view teaches
+        raise LabInputError(f"{label} holds {str(t.dtype).replace('torch.', '')} numbers; the Jacobian "
+                            f"view takes real floating point tensors, e.g. {label}.double().")
+
+
+def _numel(shape: tuple) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class _retained_grads_kept:
+    """grad() fills the .grad of tensors that retain_grad() on its way: set the learner's aside and
+    put the same objects back."""
+
+    def __init__(self, names: Mapping | None):
+        self.kept = [(t, t.grad) for _, t in learner_tensors(names)
+                     if t.grad_fn is not None and t.retains_grad]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for t, g in self.kept:
+            t.grad = g
+        return False
