@@ -3,8 +3,9 @@
 Every view of the lab is a View: it has a text face (text/plain, what terminals show and nbval
 compares), an HTML face (text/html, for static renderers) and may have a figure and a live widget.
 In a Jupyter kernel the widget is shown, with the text and HTML faces beside it in the same output
-for nbval and for static renderers; elsewhere (terminal IPython, tests) the figure, if any, is shown
-as a PNG followed by the text and HTML faces."""
+for nbval and for static renderers; the HTML face carries the figure, if any, as an <img>, so a
+notebook read without a kernel still shows the picture. Elsewhere (terminal IPython, tests) the
+figure is shown as a PNG followed by the text and HTML faces."""
 from __future__ import annotations
 
 import io
@@ -53,7 +54,7 @@ class View:
         return self.text()
 
     def bundle(self, with_widget: bool) -> dict:
-        data = {"text/plain": self.text(), "text/html": self.html()}
+        data = {"text/plain": self.text(), "text/html": self.static_html()}
         if with_widget and self.widget is not None:
             data[WIDGET_MIME] = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
         return data
@@ -71,6 +72,15 @@ class View:
 
     def figure_title(self) -> str:
         return type(self).__name__
+
+    def static_html(self) -> str:
+        """The HTML face with the figure, if any, inside it as an <img>: renderers (GitHub, nbviewer,
+        nbconvert) show text/html in preference to image/png, so a picture beside the HTML is never
+        seen. The widget, in a live front end, replaces all of it."""
+        fig = self.figure()
+        if fig is None:
+            return self.html()
+        return img_tag(png(fig), self.figure_title()) + self.html()
 
 
 class ModelView(View):
@@ -113,6 +123,20 @@ def evaluate_typed(text: str, names) -> object:
     import torch
 
     return eval(text, {"torch": torch}, dict(names or {}))
+
+
+def img_tag(data: bytes, alt: str) -> str:
+    """PNG bytes as an HTML <img> with a data URI, readable without a kernel or a file beside it.
+
+    >>> img_tag(b"PNG", "a graph")
+    '<img class="agl-static-figure" alt="a graph" src="data:image/png;base64,UE5H"/>'
+    """
+    import base64
+
+    from .text import esc
+
+    return (f'<img class="agl-static-figure" alt="{esc(alt)}" '
+            f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}"/>')
 
 
 def png(fig, dpi: int = 80) -> bytes:

@@ -1,7 +1,10 @@
 """Re-execute lessons in place, so their stored outputs are what strict nbval compares against.
 
 Widget state is dropped from the saved notebook: it holds model ids and PNG bytes that change on
-every run and is rebuilt whenever the learner runs the cell.
+every run and is rebuilt whenever the learner runs the cell. So are outputs that are nothing but a
+widget (the profiler's progress bar): without the widget they would only show its Python repr,
+"IntProgress(value=0, ...)", to a reader of the stored lesson. Every view of the lab keeps its text
+and HTML faces, picture included.
 
     .venv/bin/python scripts/run_lessons.py                    # every notebook under notebooks/
     .venv/bin/python scripts/run_lessons.py notebooks/01_*.ipynb notebooks/teachers/solutions.ipynb
@@ -23,8 +26,20 @@ def run(path: Path) -> None:
     print(f"ran {path.relative_to(ROOT)}")
 
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
 def strip_widget_state(nb) -> None:
     nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if not widget_only(o)]
+
+
+def widget_only(output) -> bool:
+    """A displayed widget with no face of its own beyond its repr (a progress bar, a bare slider)."""
+    data = output.get("data", {})
+    return WIDGET in data and set(data) <= {WIDGET, "text/plain"}
 
 
 def lessons(root: Path = ROOT / "notebooks") -> list[Path]:

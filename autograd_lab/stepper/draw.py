@@ -8,6 +8,7 @@ size, and a Drawing kept between steps only repaints its boxes."""
 from __future__ import annotations
 
 import io
+import re
 from collections import deque
 
 import numpy as np
@@ -15,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
+from matplotlib.textpath import TextPath
 
 from PIL import Image
 
@@ -22,8 +24,13 @@ from ..graph import Graph, Node
 
 COLORS = {"done": "#d9ead3", "current": "#f6b26b", "ready": "#fff2cc", "waiting": "#ffffff"}
 LEAF_EDGE = "#3d85c6"
-# below this many inches of width per box, labels would overlap: the figure leaves them out and says so
-MIN_BOX_INCHES = 0.9
+# Node names in points. PNGs are made at 80 dpi and shown one pixel per CSS pixel, so 13 points are
+# 14.4 px: as large as the body text of JupyterLab and Notebook 7 (14 px). Wider graphs shrink the
+# font to stay within MAX_WIDTH, but never below MIN_FONT: below it the labels are left out.
+FONT = 13.0
+MIN_FONT = 7.0
+MAX_WIDTH = 14.0  # inches, 1120 px
+WRAP = 16  # characters per line of a node's name; lines break between the words of its CamelCase
 MAX_ROWS_FOR_LABELS = 40
 
 
@@ -86,7 +93,21 @@ class Drawing:
             for i, node in enumerate(members):
                 pos[node] = (i - (len(members) - 1) / 2, -(r - top))
         width = max(len(m) for m in rows.values())
-        size = (min(2.0 + 2.1 * width, 14), min(1.0 + 0.9 * len(rows), 12))
+        texts = {n: node_lines(n) for n in shown}
+        lines = max(len(t) for t in texts.values())
+        # inches of the widest line per point of font size
+        widest = max(_points(line) for t in texts.values() for line in t) / FONT / 72
+        font = min(FONT, (MAX_WIDTH / (width + 0.2) * 0.92 - 0.3) / widest)
+        self.labelled = font >= MIN_FONT and len(rows) <= MAX_ROWS_FOR_LABELS
+        if not self.labelled:
+            font, lines = MIN_FONT, 1
+        # a box is 0.92 columns wide and holds its widest line; rows leave room for edges and 'stop'
+        column = max((widest * font + 0.3) / 0.92, 1.0) if self.labelled else 0.9
+        box_inches = lines * font * 1.3 / 72 + 0.12
+        row = box_inches + 0.4
+        self.half = half = box_inches / row / 2
+        # at least wide enough for a title line
+        size = (max(column * (width + 0.2), 3.2), row * (len(rows) + 0.2) / 0.92)
         self.figure = fig = Figure(figsize=size)
         ax = fig.add_axes((0, 0, 1, 0.92))
         ax.set_axis_off()
@@ -95,37 +116,36 @@ class Drawing:
             x, y = pos[node]
             for child, _ in node.next:
                 if child is None:
-                    stops.append([(x, y - 0.15), (x + 0.3, y - 0.36)])
+                    stops.append([(x, y - half), (x + 0.3, y - half - 0.2)])
                 elif child in self.members:
                     cx, cy = pos[child]
-                    edges.append([(x, y - 0.15), (cx, cy + 0.17)])
-                    heads.append((cx, cy + 0.2))
+                    edges.append([(x, y - half), (cx, cy + half + 0.02)])
+                    heads.append((cx, cy + half + 0.05))
         self._pos = pos
         ax.add_collection(LineCollection(edges, colors="#777777", linewidths=0.8))
         if heads:
-            ax.scatter(*zip(*heads), marker="v", s=26, color="#555555", zorder=5, linewidths=0)
+            ax.scatter(*zip(*heads), marker="v", s=30, color="#555555", zorder=5, linewidths=0)
         if stops:
             ax.add_collection(LineCollection(stops, colors="#bbbbbb", linewidths=0.8, linestyles=":"))
-            ax.scatter([s[1][0] for s in stops], [s[1][1] for s in stops], marker="x", s=14,
+            ax.scatter([s[1][0] for s in stops], [s[1][1] for s in stops], marker="x", s=16,
                        color="#999999", zorder=2)
         self.boxes = PatchCollection(
-            [FancyBboxPatch((pos[n][0] - 0.46, pos[n][1] - 0.15), 0.92, 0.3, boxstyle="round,pad=0.02")
+            [FancyBboxPatch((pos[n][0] - 0.46, pos[n][1] - half), 0.92, 2 * half, boxstyle="round,pad=0.02")
              for n in shown], zorder=3,
             edgecolors=[LEAF_EDGE if n.is_accumulator else "#444444" for n in shown],
             linewidths=[1.6 if n.is_accumulator else 0.8 for n in shown])
         ax.add_collection(self.boxes)
-        box_inches = size[0] / (width + 0.3)
-        self.labelled = box_inches >= MIN_BOX_INCHES and len(rows) <= MAX_ROWS_FOR_LABELS
         if self.labelled:
             for (_, end) in stops:
-                ax.text(end[0] + 0.05, end[1] - 0.07, "stop", fontsize=7, color="#999999", ha="left", va="top")
+                ax.text(end[0] + 0.04, end[1] - 0.02, "stop", fontsize=font * 0.8, color="#888888",
+                        ha="left", va="top")
             for node in shown:
-                text = node.name if not node.label else f"{node.name}\n{node.label}"
-                ax.text(*pos[node], text, ha="center", va="center", fontsize=7, zorder=4)
+                ax.text(*pos[node], "\n".join(texts[node]), ha="center", va="center", fontsize=font,
+                        linespacing=1.15, zorder=4)
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
         ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
-        ax.set_ylim(min(ys) - 0.6, max(ys) + 0.4)
+        ax.set_ylim(min(ys) - 0.5 - half, max(ys) + 0.1 + half)
         notes = [title] if title else []
         total = len(layout.graph.nodes)
         if len(shown) < total:
@@ -133,7 +153,7 @@ class Drawing:
         if not self.labelled:
             notes.append("(too many nodes for readable labels: %backward shows them a few at a time)")
         if notes:
-            fig.suptitle("  ".join(notes), fontsize=9)
+            fig.suptitle("  ".join(notes), fontsize=11)
 
     def _colors(self, current, done, ready) -> list[str]:
         return [COLORS["current" if n is current else "done" if n in done else "ready" if n in ready else "waiting"]
@@ -171,8 +191,36 @@ class Drawing:
         for node in self.nodes:
             x, y = self._pos[node]
             # the box with its rounded padding, two pixels in, so the corners' outside stays blank
-            (left, bottom), (right, top) = to_pixels([(x - 0.48, y - 0.17), (x + 0.48, y + 0.17)])
+            (left, bottom), (right, top) = to_pixels([(x - 0.48, y - self.half - 0.02), (x + 0.48, y + self.half + 0.02)])
             self._rects.append((int(height - top) + 2, int(height - bottom) - 1, int(left) + 2, int(right) - 1))
+
+
+def node_lines(node: Node) -> list[str]:
+    """The lines written in a node's box: its name, wrapped between words, then the learner's name."""
+    return wrap_name(node.name) + ([node.label] if node.label else [])
+
+
+def wrap_name(name: str, width: int = WRAP) -> list[str]:
+    """A node name in lines of at most width characters, broken only between its CamelCase words
+    (a single longer word keeps its own line).
+
+    >>> wrap_name("BinaryCrossEntropyWithLogitsBackward0")
+    ['BinaryCross', 'EntropyWith', 'LogitsBackward0']
+    >>> wrap_name("AccumulateGrad")
+    ['AccumulateGrad']
+    """
+    lines: list[str] = []
+    for word in re.findall(r"[A-Z]?[^A-Z]+|[A-Z]+(?![^A-Z])", name) or [name]:
+        if lines and len(lines[-1]) + len(word) <= width:
+            lines[-1] += word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _points(line: str) -> float:
+    """Width of a line of text at FONT points, in points (from the glyphs' outlines; no rendering)."""
+    return TextPath((0, 0), line, size=FONT).get_extents().width
 
 
 def _rgb(color: str) -> tuple[int, int, int]:
