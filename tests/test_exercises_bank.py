@@ -8,7 +8,9 @@ import torch
 
 from autograd_lab.errors import LabInputError
 from autograd_lab.practice.bank import exercise, exercises
-from autograd_lab.practice.checking import ____, show
+from autograd_lab.format import fmt
+from autograd_lab.practice.checking import ____
+from autograd_lab.practice.faces import catalog_text, exercise_text
 from autograd_lab.practice.run import run
 
 
@@ -146,7 +148,7 @@ def test_diagnosers_are_distinct_from_each_other():
 def equivalents(value: torch.Tensor):
     """Eleven forms of one right answer, all within what PyTorch prints."""
     rounded = [round(v, 4) for v in value.tolist()]
-    printed = f"tensor({[float(show(v)) for v in value.tolist()]}, dtype=torch.float64)"
+    printed = f"tensor({[float(fmt(v)) for v in value.tolist()]}, dtype=torch.float64)"
     return [value, value.float(), value.half(), value.to(torch.bfloat16), rounded, tuple(rounded),
             np.array(rounded), np.array(value.tolist(), dtype=np.float32), printed,
             [torch.tensor(v) for v in rounded], (value + 4e-5).tolist()]
@@ -156,8 +158,8 @@ def wrongs_near(value: torch.Tensor):
     """Ten wrong answers close to the right one: one decimal too few, one entry off, a slip."""
     v = value.tolist()
     return [[round(a, 2) + (0.004 if round(a, 2) == round(a, 4) else 0) for a in v],
-            (value + 2e-4).tolist(), (value - 1.5e-4).tolist(), [v[0] + 0.01] + v[1:],
-            v[:-1] + [v[-1] * 2], list(reversed(v)), [0.0] * len(v), v + [0.0], v[:-1],
+            (value + 2e-4).tolist(), (value - 1.5e-4).tolist(), [v[0] + 0.01, *v[1:]],
+            [*v[:-1], v[-1] * 2], list(reversed(v)), [0.0] * len(v), [*v, 0.0], v[:-1],
             (value * 1.001).tolist()]
 
 
@@ -181,7 +183,7 @@ def test_fifty_equivalent_right_answers_all_pass():
 
 def test_fifty_wrong_answers_all_fail_without_giving_the_answer_away():
     count = 0
-    for name in TENSOR_EXERCISES + ["mean_square_random"]:
+    for name in [*TENSOR_EXERCISES, "mean_square_random"]:
         ex = exercise(name, seed=5)
         for answer in wrongs_near(ex.expected):
             result = ex.check(answer)
@@ -201,7 +203,7 @@ def test_tolerance_is_four_printed_decimals_and_nothing_looser():
 
 
 def test_expected_answers_are_what_torch_computes():
-    for name in TENSOR_EXERCISES + ["weighted_mean_square"]:
+    for name in [*TENSOR_EXERCISES, "weighted_mean_square"]:
         ex = exercise(name)
         ns = {"torch": torch}
         exec(ex.setup, ns)
@@ -217,7 +219,7 @@ def test_expected_answers_are_what_torch_computes():
 
 def test_random_exercise_depends_on_seed_and_learner(monkeypatch):
     a, b = exercise("mean_square_random", seed=1), exercise("mean_square_random", seed=2)
-    assert a.setup != b.setup and a.text() == exercise("mean_square_random", seed=1).text()
+    assert a.setup != b.setup and exercise_text(a) == exercise_text(exercise("mean_square_random", seed=1))
     x = run(a.setup)["x"].detach()
     assert torch.allclose(a.expected, 2 * x / x.numel())
     assert not b.check(a.expected).correct
@@ -256,6 +258,7 @@ def test_unknown_name_and_bad_seed_are_explained():
 def test_texts_are_deterministic():
     for e in exercises():
         one, two = exercise(e.name, seed=3), exercise(e.name, seed=3)
-        assert repr(one) == repr(two) and one.solution().text == two.solution().text
-        assert "0x" not in repr(one)
-    assert repr(exercises()).splitlines()[0].startswith("mean_square")
+        assert exercise_text(one) == exercise_text(two) and one.solution().text == two.solution().text
+        assert "0x" not in exercise_text(one)
+        assert repr(one).startswith(f"<exercise {e.name}") and "\n" not in repr(one)
+    assert catalog_text(exercises()).splitlines()[0].startswith("mean_square")

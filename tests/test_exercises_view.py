@@ -6,16 +6,31 @@ from IPython.core.error import UsageError
 
 from autograd_lab.practice import progress
 from autograd_lab.practice.bank import exercise
+from autograd_lab.practice.report import report
 from autograd_lab.practice.view import exercise_view
 
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")
 
 
-def parts(widget):
-    statement, row, feedback = widget.children
-    answer, check, hint, solution = row.children
-    return statement, answer, check, hint, solution, feedback
+CLASSES = ["agl-statement", "agl-answer", "agl-check", "agl-hint", "agl-solution", "agl-feedback"]
+
+
+def classes(widget) -> list:
+    """The CSS classes the front end receives (the widget's synced state)."""
+    return list(widget.get_state()["_dom_classes"])
+
+
+def parts(view):
+    """The controls, found by their CSS classes in the widget tree."""
+    found, todo = {}, [view.widget]
+    while todo:
+        w = todo.pop()
+        todo.extend(getattr(w, "children", ()))
+        for css in classes(w):
+            found[css] = w
+    assert found == view.parts
+    return [found[css] for css in CLASSES]
 
 
 def learner(name="mean_square"):
@@ -25,18 +40,19 @@ def learner(name="mean_square"):
 
 
 def test_widget_has_the_classes_and_buttons():
-    statement, answer, check, hint, solution, feedback = parts(exercise_view(exercise("mean_square")).widget)
-    assert "agl-statement" in statement._dom_classes and "agl-answer" in answer._dom_classes
+    view = exercise_view(exercise("mean_square"))
+    statement, _answer, check, hint, solution, feedback = parts(view)
+    assert sorted(view.parts) == sorted(CLASSES)
     assert [b.description for b in (check, hint, solution)] == ["Check", "Hint", "Solution"]
-    assert [b._dom_classes for b in (check, hint, solution)] == [("agl-check",), ("agl-hint",), ("agl-solution",)]
-    assert "agl-feedback" in feedback._dom_classes and feedback.value == ""
+    assert [classes(b) for b in (check, hint, solution)] == [["agl-check"], ["agl-hint"], ["agl-solution"]]
+    assert "agl-exercise" in statement.value and feedback.value == ""
 
 
 def test_check_evaluates_the_box_in_the_learners_names():
     ns = learner()
     keys = set(ns)
     view = exercise_view(exercise("mean_square"), names=ns)
-    _, answer, check, _, _, feedback = parts(view.widget)
+    _, answer, check, _, _, feedback = parts(view)
     check.click()
     assert "not attempted" in feedback.value
     answer.value = "x.grad"
@@ -55,12 +71,12 @@ def test_check_evaluates_the_box_in_the_learners_names():
 def test_text_answers_are_taken_as_typed():
     ns = learner("where_backprop_stops")
     view = exercise_view(exercise("where_backprop_stops"), names=ns)
-    _, answer, check, _, _, feedback = parts(view.widget)
+    _, answer, check, _, _, feedback = parts(view)
     answer.value = "a, g"
     check.click()
     assert "Correct!" in feedback.value
     view = exercise_view(exercise("symbolic_mean_square"), names={})
-    _, answer, check, _, _, feedback = parts(view.widget)
+    _, answer, check, _, _, feedback = parts(view)
     answer.value = "2*x/3"
     check.click()
     assert "Correct!" in feedback.value
@@ -71,20 +87,20 @@ def test_text_answers_are_taken_as_typed():
 
 def test_hint_and_solution_buttons():
     view = exercise_view(exercise("mean_square"))
-    _, _, _, hint, solution, feedback = parts(view.widget)
+    _, _, _, hint, solution, feedback = parts(view)
     hint.click()
     assert "Hint 1 of 3" in feedback.value
     hint.click()
     assert "Hint 2 of 3" in feedback.value
     solution.click()
     assert "0.6667" in feedback.value
-    assert progress.progress().to_dict()["mean_square"]["hints"] == 2
+    assert report().to_dict()["mean_square"]["hints"] == 2
 
 
 def test_grading_mode_in_the_widget_shows_the_verdict_instead_of_raising():
     progress.grading(True)
     view = exercise_view(exercise("mean_square"), names=learner())
-    _, answer, check, _, _, feedback = parts(view.widget)
+    _, answer, check, _, _, feedback = parts(view)
     answer.value = "[1, 2, 3]"
     check.click()
     assert "x itself" in feedback.value
@@ -102,5 +118,5 @@ def test_magic_shows_an_exercise_and_explains_unknown_names(ip, capsys):
     assert "Exercise mean_square" in capsys.readouterr().out
     ip.run_line_magic("exercise", "mean_square_random --seed 4")
     assert "(seed 4)" in capsys.readouterr().out
-    with pytest.raises(UsageError, match="there is no exercise called 'nope'.*mean_square"):
+    with pytest.raises(UsageError, match=r"there is no exercise called 'nope'.*mean_square"):
         ip.run_line_magic("exercise", "nope")

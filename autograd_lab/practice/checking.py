@@ -10,10 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..tensors import PRINTED, close, tolerance  # noqa: F401  (the room's comparison)
-
 CORRECT, INCORRECT, NOT_ATTEMPTED = "correct", "incorrect", "not attempted"
-
 
 
 class Placeholder:
@@ -186,13 +183,3 @@ def near(value: torch.Tensor, expected: torch.Tensor) -> bool:
 def shape_text(shape) -> str:
     dims = tuple(shape)
     return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
-
-
-def show(value) -> str:
-    """Numbers as PyTorch prints them (4 decimals), for solutions; never used for wrong answers."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().tolist()
-    if isinstance(value, list):
-        return "[" + ", ".join(show(v) for v in value) + "]"
-    text = f"{float(value):.4f}"
-    return "0.0000" if text == "-0.0000" else text

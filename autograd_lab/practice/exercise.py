@@ -4,7 +4,8 @@ turns an answer into a verdict which teaches."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..errors import LabInputError
 from . import progress
@@ -27,7 +28,7 @@ class Diagnoser:
 
     def matches(self, form: Form, answer) -> bool:
         if self.part is not None:
-            form, answer = form.parts[self.part][1], answer[self.part]
+            form, answer = form.parts[self.part][1], answer[self.part]  # type: ignore[attr-defined]
         if self.when is not None:
             return bool(self.when(answer))
         return form.same(answer, self.value)
@@ -46,15 +47,17 @@ class Note:
 
 @dataclass
 class Exercise:
-    """An exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``.
+    """An exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``. Its name and title are
+    given by its registration (see registry.py).
 
-    >>> ex = exercise("mean_square")                     # doctest: +SKIP
-    >>> ex.check(____).status                            # doctest: +SKIP
-    'not attempted'
+    >>> from autograd_lab.practice.forms import TensorForm
+    >>> import torch
+    >>> ex = Exercise(intro="", setup="", question="", answer_form="", form=TensorForm(),
+    ...               expected=torch.tensor([2.0]), hints=["Think."], solution_text="2", name="doc")
+    >>> ex.check([2.0]).status, ex.check([3.0]).status
+    ('correct', 'incorrect')
     """
 
-    name: str
-    title: str
     intro: str
     setup: str
     question: str
@@ -69,6 +72,8 @@ class Exercise:
     seed: int | None = None
     example: str = ""
     hints_shown: int = 0
+    name: str = ""
+    title: str = ""
 
     def __post_init__(self):
         self.example = self.example or self.form.example
@@ -125,13 +130,6 @@ class Exercise:
         progress.record_solution(self.name)
         return Note("Solution", self.solution_text)
 
-    def text(self) -> str:
-        seed = f" (seed {self.seed})" if self.seed is not None else ""
-        code = "\n".join("    " + line if line else "" for line in self.setup.splitlines())
-        return (f"Exercise {self.name}{seed}: {self.title}\n\n{self.intro}\n\n{code}\n\n"
-                f"{self.question}\nAnswer with {self.answer_form}.\nCheck with {self.example}, after {self.make_code}\n"
-                f"Help: .hint() gives the next of {len(self.hints)} hints, .solution() the worked solution.")
-
     @property
     def make_code(self) -> str:
         """The line that makes this exercise in a learner's notebook."""
@@ -139,4 +137,4 @@ class Exercise:
         return f'ex = autograd_lab.exercise("{self.name}"{seed})'
 
     def __repr__(self) -> str:
-        return self.text()
+        return f"<exercise {self.name}" + (f" (seed {self.seed})" if self.seed is not None else "") + ">"

@@ -11,7 +11,8 @@ import torch
 from sympy.parsing.sympy_parser import (convert_xor, implicit_multiplication_application,
                                         parse_expr, standard_transformations)
 
-from .checking import WrongForm, close, near, read_tensor, shape_text
+from ..tensors import close
+from .checking import WrongForm, near, read_tensor, shape_text
 
 
 class Form:
@@ -94,7 +95,7 @@ class PartsForm(Form):
             raise WrongForm(f"Give {len(self.parts)} answers together, as a tuple in this order: "
                             f"{'; '.join(self.labels)}.")
         values = []
-        for (label, form), part in zip(self.parts, answer):
+        for (label, form), part in zip(self.parts, answer, strict=False):
             try:
                 values.append(form.read(part))
             except WrongForm as err:
@@ -102,10 +103,10 @@ class PartsForm(Form):
         return tuple(values)
 
     def same(self, value, target) -> bool:
-        return all(form.same(v, t) for (_, form), v, t in zip(self.parts, value, target))
+        return all(form.same(v, t) for (_, form), v, t in zip(self.parts, value, target, strict=False))
 
     def explain(self, value, expected) -> str | None:
-        for (label, form), v, e in zip(self.parts, value, expected):
+        for (label, form), v, e in zip(self.parts, value, expected, strict=False):
             if not form.same(v, e):
                 why = form.explain(v, e)
                 return f"{label} is not right yet." + (f" {why}" if why else "")
@@ -145,14 +146,14 @@ class FunctionForm(Form):
             except Exception as err:
                 raise WrongForm(f"Calling your function on a tensor x of shape {shape_text(x.shape)} "
                                 f"raised {type(err).__name__}: {err}") from None
-            rows.append(read_tensor(out, f"The value of your function").double())
+            rows.append(read_tensor(out, "The value of your function").double())
         if len({tuple(r.shape) for r in rows}) > 1:
             raise WrongForm("Your function returns different shapes for different inputs.")
         return torch.stack(rows)
 
     def _formula(self, text: str):
         x, n = sympy.Symbol("x"), self.samples.shape[-1]
-        transforms = standard_transformations + (implicit_multiplication_application, convert_xor)
+        transforms = (*standard_transformations, implicit_multiplication_application, convert_xor)
         try:
             expr = parse_expr(text, local_dict={"x": x, "n": sympy.Integer(n)}, transformations=transforms)
         except Exception as err:

@@ -7,6 +7,7 @@ import getpass
 import os
 import warnings
 import zlib
+from typing import Any
 
 import torch
 
@@ -40,7 +41,7 @@ def grad(code: str, leaf: str = "x") -> torch.Tensor:
 
 def has_grad(namespace: dict, name: str) -> bool:
     """Whether the tensor or parameter called name (dotted for module parameters) got a .grad."""
-    obj = namespace
+    obj: Any = namespace
     for part in name.split("."):
         obj = obj[part] if isinstance(obj, dict) else getattr(obj, part)
     with warnings.catch_warnings():

@@ -1,68 +1,58 @@
-"""The exercises' front end: an exercise with its answer box, Check, Hint and Solution buttons and
-the feedback, as %exercise shows it; and the HTML faces of a statement, a verdict, a hint or the
-solution (plain escaped strings, deterministic)."""
+"""The practice room's front end: the public exercise(), exercises() and progress(), which return
+views standing in for their models (``ex.check(...)``, ``ex.hint()``, ``progress().to_dict()`` go
+through to the model), and the %exercise widget: the statement with an answer box, Check, Hint and
+Solution buttons and the feedback."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
-from ..display import View
-from ..text import esc
-from .checking import CORRECT, INCORRECT, NOT_ATTEMPTED, ____, Result
+from ..display import ModelView, View, evaluate_typed
+from . import bank, faces, report
+from .checking import ____, Result
 from .exercise import Exercise
 
-COLOURS = {CORRECT: "#1b7f3b", INCORRECT: "#b3261e", NOT_ATTEMPTED: "#6b6b6b"}
+
+class PlainFace:
+    """Shown in a notebook as text/plain only, as the model it stands for was (the lessons store
+    that face); html() is there for the widgets and for static pages that ask for it."""
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display({"text/plain": self.text()}, raw=True)  # type: ignore[attr-defined]
 
 
-def _lines(text: str) -> str:
-    return f'<div style="white-space:pre-wrap">{esc(text)}</div>'
+class ExercisePage(PlainFace, ModelView):
+    """An exercise as autograd_lab.exercise() returns it: its statement as faces, and everything
+    else (check, hint, solution, expected, ...) from the exercise itself."""
 
+    model: Exercise
 
-def statement_html(ex) -> str:
-    """The statement: title, introduction, the code to run, the question and how to answer.
+    def __init__(self, ex: Exercise):
+        self.model = ex
 
-    >>> statement_html(exercise("mean_square")).startswith("<div")   # doctest: +SKIP
-    True
-    """
-    seed = f" (seed {ex.seed})" if ex.seed is not None else ""
-    return (f'<div class="agl-exercise"><h4>Exercise <code>{esc(ex.name)}</code>{esc(seed)}: {esc(ex.title)}</h4>'
-            f"<p>{esc(ex.intro)}</p><pre>{esc(ex.setup)}</pre>{_lines(ex.question)}"
-            f"<p>Answer with {esc(ex.answer_form)}.<br>Check with <code>{esc(ex.example)}</code>, after <code>{esc(ex.make_code)}</code></p>"
-            f"<p><small>Help: <code>.hint()</code> gives the next of {len(ex.hints)} hints, "
-            f"<code>.solution()</code> the worked solution.</small></p></div>")
-
-
-def result_html(result) -> str:
-    """A verdict, coloured by its status, with its message."""
-    colour = COLOURS.get(result.status, "#000")
-    return (f'<div class="agl-result" data-status="{esc(result.status)}" '
-            f'style="border-left:4px solid {colour};padding:4px 8px">'
-            f'<span class="agl-status" style="color:{colour};font-weight:bold">{esc(result.status)}</span>'
-            f"{_lines(result.message)}</div>")
-
-
-def note_html(note) -> str:
-    """A hint or the solution."""
-    return (f'<div class="agl-note" style="border-left:4px solid #3a6ea5;padding:4px 8px">'
-            f"<b>{esc(note.title)}</b>{_lines(note.text)}</div>")
-
-
-def message_html(text: str) -> str:
-    """A short remark that is not a verdict (an answer that could not be evaluated)."""
-    return f'<div class="agl-note" style="border-left:4px solid #999;padding:4px 8px">{_lines(text)}</div>'
-
-
-class ExerciseView(View):
-    """An exercise shown with an answer box; the box is evaluated in `names` (the learner's namespace)."""
-
-    def __init__(self, ex: Exercise, names: Mapping | None = None):
-        self.exercise, self.names = ex, names if names is not None else {}
-        self.feedback_text = ""
+    @property
+    def exercise(self) -> Exercise:
+        return self.model
 
     def text(self) -> str:
-        return self.exercise.text()
+        return faces.exercise_text(self.model)
 
     def html(self) -> str:
-        return statement_html(self.exercise)
+        return faces.statement_html(self.model)
+
+
+class ExerciseView(ExercisePage):
+    """An exercise shown with an answer box; the box is evaluated in `names` (the learner's
+    namespace). ``parts`` maps each control's CSS class to the control, once the widget is built."""
+
+    _ipython_display_ = View._ipython_display_  # the widget, with both static faces
+
+    def __init__(self, ex: Exercise, names: Mapping | None = None):
+        super().__init__(ex)
+        self.names = names if names is not None else {}
+        self.feedback_text = ""
+        self.parts: dict = {}
 
     def read(self, typed: str):
         """What the typed text stands for: the blank when empty, the text itself for answers made of
@@ -70,55 +60,52 @@ class ExerciseView(View):
         typed = typed.strip()
         if not typed:
             return ____
-        if self.exercise.form.takes_text and not typed.startswith("lambda"):
+        if self.model.form.takes_text and not typed.startswith("lambda"):
             return typed
-        # a copy: eval would otherwise add __builtins__ to a plain dict of the learner's
-        return eval(typed, dict(self.names))
+        return evaluate_typed(typed, self.names)
 
-    def check(self, typed: str) -> tuple[str, str]:
+    def check_typed(self, typed: str) -> tuple[str, str]:
         """Check typed text as the widget does: (plain text, html) of the feedback."""
         try:
             answer = self.read(typed)
         except Exception as err:  # the learner's expression failed: say so in one line
             text = (f"Could not evaluate {typed.strip()!r}: {type(err).__name__}: {err}. Run the setup "
                     "code first, or check the spelling.")
-            return text, message_html(text)
+            return text, faces.message_html(text)
         try:
-            result = self.exercise.check(answer)
+            result = self.model.check(answer)
         except AssertionError as err:  # grading mode: the widget still shows the verdict
-            result = Result(self.exercise.name, "incorrect", str(err))
-        return result.message, result_html(result)
+            result = Result(self.model.name, "incorrect", str(err))
+        return result.message, faces.result_html(result)
 
-    def hint(self) -> tuple[str, str]:
-        note = self.exercise.hint()
-        return repr(note), note_html(note)
+    def hint_faces(self) -> tuple[str, str]:
+        note = self.model.hint()
+        return repr(note), faces.note_html(note)
 
-    def solution(self) -> tuple[str, str]:
-        note = self.exercise.solution()
-        return repr(note), note_html(note)
+    def solution_faces(self) -> tuple[str, str]:
+        note = self.model.solution()
+        return repr(note), faces.note_html(note)
 
     def build_widget(self):
         import ipywidgets as w
 
         view = self
         statement = w.HTML(value=self.html())
-        statement.add_class("agl-statement")
-        answer = w.Text(value="", placeholder=f"your answer, e.g. {_inside(self.exercise.example)}",
+        answer = w.Text(value="", placeholder=f"your answer, e.g. {_inside(self.model.example)}",
                         description="Answer:", layout=w.Layout(width="50%"))
-        answer.add_class("agl-answer")
-        buttons = {}
-        for label in ("Check", "Hint", "Solution"):
-            buttons[label] = w.Button(description=label)
-            buttons[label].add_class(f"agl-{label.lower()}")
+        buttons = {label: w.Button(description=label) for label in ("Check", "Hint", "Solution")}
         feedback = w.HTML(value="")
-        feedback.add_class("agl-feedback")
+        self.parts = {"agl-statement": statement, "agl-answer": answer,
+                      **{f"agl-{label.lower()}": b for label, b in buttons.items()}, "agl-feedback": feedback}
+        for css, part in self.parts.items():
+            part.add_class(css)
 
         def show(faces_pair):
             view.feedback_text, feedback.value = faces_pair
 
-        buttons["Check"].on_click(lambda _: show(view.check(answer.value)))
-        buttons["Hint"].on_click(lambda _: show(view.hint()))
-        buttons["Solution"].on_click(lambda _: show(view.solution()))
+        buttons["Check"].on_click(lambda _: show(view.check_typed(answer.value)))
+        buttons["Hint"].on_click(lambda _: show(view.hint_faces()))
+        buttons["Solution"].on_click(lambda _: show(view.solution_faces()))
 
         class Face(w.VBox):
             def __repr__(self):  # the text face, not the widget's model id
@@ -133,10 +120,70 @@ def _inside(example: str) -> str:
     return example[len(prefix):-1] if example.startswith(prefix) and example.endswith(")") else example
 
 
+class CatalogView(PlainFace, ModelView):
+    """The list of exercises as exercises() returns it: indexing and iteration give the entries."""
+
+    model: bank.Catalog
+
+    def __init__(self, entries: bank.Catalog):
+        self.model = entries
+
+    def text(self) -> str:
+        return faces.catalog_text(self.model)
+
+    def html(self) -> str:
+        return faces.catalog_html(self.model)
+
+
+class ProgressView(PlainFace, ModelView):
+    """The progress table as progress() returns it; ``to_dict()``, ``passed``, ``status(name)`` go
+    through to the report."""
+
+    model: report.Progress
+
+    def __init__(self, progress: report.Progress):
+        self.model = progress
+
+    def text(self) -> str:
+        return faces.progress_text(self.model)
+
+    def html(self) -> str:
+        return faces.progress_html(self.model)
+
+
+def exercise(name: str, seed: int | None = None) -> ExercisePage:
+    """One exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``; seed picks the values
+    of exercises with random inputs.
+
+    >>> ex = exercise("mean_square")
+    >>> ex.check(____).status
+    'not attempted'
+    """
+    return ExercisePage(bank.exercise(name, seed=seed))
+
+
+def exercises() -> CatalogView:
+    """All exercises in course order, each with .name and .title.
+
+    >>> exercises()[0].name
+    'mean_square'
+    """
+    return CatalogView(bank.exercises())
+
+
+def progress() -> ProgressView:
+    """Which exercises were attempted and passed, and how many hints were used.
+
+    >>> progress().to_dict()["mean_square"]["title"]
+    'The gradient of a mean of squares'
+    """
+    return ProgressView(report.report())
+
+
 def exercise_view(ex: Exercise, names: Mapping | None = None) -> ExerciseView:
     """The exercise with an answer box evaluated in `names`, Check, Hint and Solution buttons.
 
-    >>> exercise_view(exercise("mean_square")).text().splitlines()[0]     # doctest: +SKIP
+    >>> exercise_view(bank.exercise("mean_square")).text().splitlines()[0]
     'Exercise mean_square: The gradient of a mean of squares'
     """
     return ExerciseView(ex, names)

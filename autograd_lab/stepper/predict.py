@@ -29,7 +29,7 @@ def compare(answer, expected) -> Verdict:
             return Verdict(False, f"this node sends {len(expected)} gradients: give them as a tuple, "
                                   f"one per input, e.g. (g1, g2)")
         else:
-            verdicts = [compare(a, e) for a, e in zip(answer, expected)]
+            verdicts = [compare(a, e) for a, e in zip(answer, expected, strict=False)]
             worst = max((v.difference or 0.0) for v in verdicts)
             if all(v.right for v in verdicts):
                 return Verdict(True, "right: all gradients match", worst)

@@ -5,26 +5,14 @@ from __future__ import annotations
 
 import torch
 
-from .checking import show
-from .exercise import Diagnoser, Exercise
-from .forms import FunctionForm, TensorForm
-from .run import grad, learner_seed, random_values, run, tensor_code
+from ...format import fmt
+from ..exercise import Diagnoser, Exercise
+from ..forms import FunctionForm, TensorForm
+from ..messages import DOUBLED, EXTRA_MEAN, MISSING_MEAN, NO_FACTOR, WRONG_POWER, X_VALUE, Y_VALUE, Z_VALUE
+from ..registry import register
+from ..run import grad, learner_seed, random_values, run, tensor_code
 
-MISSING_MEAN = ("This is the gradient of the sum. The mean also divides by n, the number of "
-                "elements, and so does its gradient.")
-EXTRA_MEAN = "You divided by n, but z is a sum, not a mean: each x_i appears once in it, with no 1/n."
-NO_FACTOR = ("The power rule brings the exponent down as a factor, d(x**p)/dx = p * x**(p-1); "
-             "that factor is missing.")
-Y_VALUE = ("These are the values of y, not a gradient. x.grad holds dz/dx_i: how fast z changes "
-           "when x_i moves.")
-Z_VALUE = "This is z, the value of the output itself; x.grad holds the derivative of z, one entry per element of x."
-X_VALUE = "This is x itself. x.grad holds dz/dx: differentiate z with respect to each x_i."
-DOUBLED = ("This is twice the gradient: .grad accumulates. Running backward() a second time (for "
-           "example running the cell again) adds the gradient once more; set x.grad = None before.")
-WRONG_POWER = "You used the rule for x**2, but y = x**3 here: the power rule gives 3 * x**2."
-
-
-def _family(name, title, values, power, reduce, seed=None, intro=None) -> Exercise:
+def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
     x_line = tensor_code("x", values)
     setup = f"{x_line}\ny = x**{power}\nz = y.{reduce}()\nz.backward()"
     ns = run(setup)
@@ -53,12 +41,12 @@ def _family(name, title, values, power, reduce, seed=None, intro=None) -> Exerci
         f"dz/dx_i = {rule}{per}. Apply it to each element of x (here n = {n}).",
     ]
     solution = (f"{whole}, so dz/dx_i = {rule}{per}.\n"
-                f"With x = {show(x)} (n = {n}): x.grad = {show(expected)}\n\n"
-                f"{setup}\nx.grad   # tensor({show(expected)}, dtype=torch.float64)\n\n"
+                f"With x = {fmt(x)} (n = {n}): x.grad = {fmt(expected)}\n\n"
+                f"{setup}\nx.grad   # tensor({fmt(expected)}, dtype=torch.float64)\n\n"
                 "requires_grad=True makes x a leaf that collects a gradient, and backward() "
                 "starts from the scalar z.")
     return Exercise(
-        name=name, title=title, seed=seed,
+        seed=seed,
         intro=intro or f"x is a leaf that requires grad; z is the {reduce} of x**{power}.",
         setup=setup, question="What is x.grad after z.backward()? Work it out first, then run the code.",
         answer_form=f"x.grad: a float tensor with x's shape ({n},), entry i being dz/dx_i",
@@ -66,27 +54,31 @@ def _family(name, title, values, power, reduce, seed=None, intro=None) -> Exerci
         diagnosers=diagnosers, praise=f"dz/dx_i = {rule}{per}: autograd agrees with the hand computation.")
 
 
+@register("mean_square", "The gradient of a mean of squares", place=10)
 def mean_square(seed=None) -> Exercise:
-    return _family("mean_square", "The gradient of a mean of squares", [1.0, 2.0, 3.0], 2, "mean",
+    return _family([1.0, 2.0, 3.0], 2, "mean",
                    intro="The classic first autograd exercise: y = x**2 element by element, z = y.mean().")
 
 
+@register("sum_square", "The gradient of a sum of squares", place=20)
 def sum_square(seed=None) -> Exercise:
-    return _family("sum_square", "The gradient of a sum of squares", [1.0, 2.0, 3.0], 2, "sum")
+    return _family([1.0, 2.0, 3.0], 2, "sum")
 
 
+@register("mean_cube", "The gradient of a mean of cubes", place=30)
 def mean_cube(seed=None) -> Exercise:
-    return _family("mean_cube", "The gradient of a mean of cubes", [1.0, 2.0, 3.0], 3, "mean")
+    return _family([1.0, 2.0, 3.0], 3, "mean")
 
 
+@register("mean_square_random", "A mean of squares with your own x", place=50)
 def mean_square_random(seed=None) -> Exercise:
     seed = learner_seed() if seed is None else int(seed)
-    return _family("mean_square_random", "A mean of squares with your own x",
-                   random_values(seed, 5), 2, "mean", seed=seed,
+    return _family(random_values(seed, 5), 2, "mean", seed=seed,
                    intro="Your x is drawn for you (from your login, or seed=), so your neighbour's "
                          "answer is not yours. z = (x**2).mean().")
 
 
+@register("symbolic_mean_square", "The gradient of a mean of squares, as a formula", place=120)
 def symbolic_mean_square(seed=None) -> Exercise:
     n = 3
     gen = torch.Generator().manual_seed(0 if seed is None else int(seed))
@@ -118,7 +110,6 @@ def symbolic_mean_square(seed=None) -> Exercise:
                 "The check compares your function with torch's gradient on "
                 f"{samples.shape[0]} random inputs.")
     return Exercise(
-        name="symbolic_mean_square", title="The gradient of a mean of squares, as a formula",
         intro=f"x has {n} elements and any values; z = (x**2).mean().",
         setup=setup, question="Give dz/dx as a function of x.",
         answer_form=f"a function of x: lambda x: ... returning a tensor of x's shape ({n},), "

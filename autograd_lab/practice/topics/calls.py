@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import torch
 
-from .checking import show
-from .exercise import Diagnoser, Exercise
-from .forms import PartsForm, TensorForm
-from .powers import DOUBLED, MISSING_MEAN, NO_FACTOR, Y_VALUE
-from .run import grad, run, tensor_code
+from ...format import fmt
+from ..exercise import Diagnoser, Exercise
+from ..forms import PartsForm, TensorForm
+from ..messages import DOUBLED, MISSING_MEAN, NO_FACTOR, Y_VALUE, for_part
+from ..registry import register
+from ..run import grad, run, tensor_code
 
 X_LINE = tensor_code("x", [1.0, 2.0, 3.0])
 
 
+@register("weighted_mean_square", "Two leaves: a weighted mean of squares", place=40)
 def weighted_mean_square(seed=None) -> Exercise:
     w_line = tensor_code("w", [3.0, 1.0, 0.5])
     setup = f"{w_line}\n{X_LINE}\nz = (w * x**2).mean()\nz.backward()"
@@ -26,7 +28,7 @@ def weighted_mean_square(seed=None) -> Exercise:
         Diagnoser("For x.grad the 1/n of the mean is missing.", part=1, value=summed["x"].grad),
         Diagnoser("For x.grad the weights are missing: each term w_i * x_i**2 keeps its w_i when "
                   "you differentiate with respect to x_i.", part=1, value=grad(f"{X_LINE}\n(x**2).mean().backward()")),
-        Diagnoser("For x.grad " + NO_FACTOR[0].lower() + NO_FACTOR[1:], part=1,
+        Diagnoser(for_part("x.grad", NO_FACTOR), part=1,
                   value=grad(f"{w_line}\n{X_LINE}\n(w * x**2 / 2).mean().backward()")),
         Diagnoser("For w.grad you gave the weights themselves; differentiate z with respect to w_i "
                   "(x is the constant then).", part=0, value=ns["w"].detach()),
@@ -35,9 +37,8 @@ def weighted_mean_square(seed=None) -> Exercise:
              "dz/dw_i = x_i**2 / n, and dz/dx_i comes from the power rule with w_i as a constant factor.",
              "dz/dx_i = 2 * w_i * x_i / n. Answer with the pair (w.grad, x.grad)."]
     solution = (f"dz/dw_i = x_i**2 / n and dz/dx_i = 2 w_i x_i / n, n = 3.\n"
-                f"w.grad = {show(gw)}\nx.grad = {show(gx)}\n\n{setup}\nex.check((w.grad, x.grad))")
+                f"w.grad = {fmt(gw)}\nx.grad = {fmt(gx)}\n\n{setup}\nex.check((w.grad, x.grad))")
     return Exercise(
-        name="weighted_mean_square", title="Two leaves: a weighted mean of squares",
         intro="Both w and x require grad, so one backward() fills both .grad attributes.",
         setup=setup, question="What are w.grad and x.grad after z.backward()?",
         answer_form="the pair (w.grad, x.grad), each a tensor of shape (3,), or a dict {\"w\": ..., \"x\": ...}",
@@ -45,6 +46,7 @@ def weighted_mean_square(seed=None) -> Exercise:
         kind="the pair of gradients", praise="Each leaf gets the derivative with the other held constant.")
 
 
+@register("nonscalar_backward", "backward() on a non-scalar output", place=60)
 def nonscalar_backward(seed=None) -> Exercise:
     setup = f"{X_LINE}\ny = x**2 + 3 * x\ny.backward(torch.ones_like(y))"
     ns = run(setup)
@@ -67,9 +69,8 @@ def nonscalar_backward(seed=None) -> Exercise:
              "So x.grad = d(y_1 + y_2 + y_3)/dx_i = dy_i/dx_i.",
              "dy_i/dx_i = 2 * x_i + 3, one entry per element of x."]
     solution = (f"y.backward(torch.ones_like(y)) computes the gradient of sum_i 1 * y_i, the same as "
-                f"y.sum().backward(): dy_i/dx_i = 2 x_i + 3.\nx.grad = {show(expected)}\n\n{setup}\nx.grad")
+                f"y.sum().backward(): dy_i/dx_i = 2 x_i + 3.\nx.grad = {fmt(expected)}\n\n{setup}\nx.grad")
     return Exercise(
-        name="nonscalar_backward", title="backward() on a non-scalar output",
         intro="y has one entry per element of x, so backward() needs to be told how to weigh them.",
         setup=setup, question="What is x.grad? (y.sum().backward() on a fresh x gives the same.)",
         answer_form="x.grad: a float tensor with x's shape (3,)", form=TensorForm("x.grad"),
@@ -77,6 +78,7 @@ def nonscalar_backward(seed=None) -> Exercise:
         praise="Passing torch.ones_like(y) is the same as backward() on y.sum().")
 
 
+@register("accumulate", "Two backward calls without zeroing", place=70)
 def accumulate(seed=None) -> Exercise:
     setup = f"{X_LINE}\nz = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"
     ns = run(setup)
@@ -94,11 +96,10 @@ def accumulate(seed=None) -> Exercise:
     hints = ["retain_graph=True keeps the graph, so the second z.backward() works. What does it do to x.grad?",
              ".grad accumulates: each backward() adds its gradient to what is already there.",
              "x.grad = 2 * (2 * x_i / n): the gradient of the mean of squares, twice."]
-    solution = (f"Each call adds dz/dx_i = 2 x_i / 3, so after two calls x.grad = {show(expected)}.\n"
-                f"One call alone gives {show(once)}. In a training loop, clear .grad each step "
+    solution = (f"Each call adds dz/dx_i = 2 x_i / 3, so after two calls x.grad = {fmt(expected)}.\n"
+                f"One call alone gives {fmt(once)}. In a training loop, clear .grad each step "
                 f"(optimizer.zero_grad()).\n\n{setup}\nx.grad")
     return Exercise(
-        name="accumulate", title="Two backward calls without zeroing",
         intro="The graph is kept with retain_graph=True and backward() runs twice; .grad is never cleared.",
         setup=setup, question="What is x.grad after both calls?",
         answer_form="x.grad: a float tensor with x's shape (3,)", form=TensorForm("x.grad"),

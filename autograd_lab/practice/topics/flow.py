@@ -3,22 +3,24 @@ detached branches, a GAN's discriminator step, and clone() against detach(). The
 are read off what torch does when the setup code runs."""
 from __future__ import annotations
 
-from .checking import show
-from .choices import ChoiceForm, FlagsForm, NamesForm
-from .exercise import Diagnoser, Exercise
-from .forms import PartsForm
-from .run import has_grad, outcome, run, tensor_code
+from ...format import fmt
+from ..choices import ChoiceForm, FlagsForm, NamesForm
+from ..exercise import Diagnoser, Exercise
+from ..forms import PartsForm
+from ..registry import register
+from ..run import has_grad, outcome, run, tensor_code
 
 
+@register("no_requires_grad", "Forgetting requires_grad=True", place=80)
 def no_requires_grad(seed=None) -> Exercise:
     setup = f"{tensor_code('x', [1.0, 2.0, 3.0], requires_grad=False)}\ny = x**2\nz = y.mean()\nz.backward()"
     with_flag = run(f"{tensor_code('x', [1.0, 2.0, 3.0])}\n(x**2).mean().backward()")["x"].grad
-    options = {"a": f"x.grad becomes {show(with_flag)}, as with requires_grad=True",
+    options = {"a": f"x.grad becomes {fmt(with_flag)}, as with requires_grad=True",
                "b": "backward() runs without complaint and x.grad stays None",
                "c": "z.backward() raises a RuntimeError (z does not require grad and has no grad_fn)",
                "d": "x.grad becomes zeros"}
     ns, err = outcome(setup)
-    if err is not None:
+    if ns is None:
         expected = "c" if str(err).startswith("element 0 of tensors does not require grad") else "?"
     else:
         g = ns["x"].grad
@@ -39,7 +41,6 @@ def no_requires_grad(seed=None) -> Exercise:
                 "backward() has no graph to run and says so: element 0 of tensors does not require "
                 "grad and does not have a grad_fn. Fix: torch.tensor(..., requires_grad=True).")
     return Exercise(
-        name="no_requires_grad", title="Forgetting requires_grad=True",
         intro="The mean-of-squares code, but x is created without requires_grad=True.",
         setup=setup, question="What happens?\n" + form.describe(),
         answer_form="one letter, a, b, c or d", form=form, expected=expected, hints=hints,
@@ -59,6 +60,7 @@ loss.backward()"""
 STOP_NAMES = ["a", "b", "c", "d", "e", "f", "g", "loss"]
 
 
+@register("where_backprop_stops", "Where backprop stops", place=90)
 def where_backprop_stops(seed=None) -> Exercise:
     ns = run(STOPS)
     expected = frozenset(n for n in STOP_NAMES if has_grad(ns, n))
@@ -83,7 +85,6 @@ def where_backprop_stops(seed=None) -> Exercise:
                 "not require grad; f is a detached leaf; d, e and loss are not leaves, so their .grad "
                 "stays None.")
     return Exercise(
-        name="where_backprop_stops", title="Where backprop stops",
         intro="Gradient propagation stops at leaves, at tensors that do not require grad, and at detach().",
         setup=STOPS, question=f"Which of {', '.join(STOP_NAMES)} have a .grad that is not None after loss.backward()?",
         answer_form="a set of names as strings (set() for none)", form=NamesForm(STOP_NAMES),
@@ -103,6 +104,7 @@ d_loss.backward()"""
 PARAMS = ["G.weight", "G.bias", "D.weight", "D.bias"]
 
 
+@register("gan_detach", "detach() in a GAN's discriminator step", place=100)
 def gan_detach(seed=None) -> Exercise:
     with_detach, without = run(GAN), run(GAN.replace("fake.detach()", "fake"))
     expected = (frozenset(p for p in PARAMS if has_grad(with_detach, p)),
@@ -129,7 +131,6 @@ def gan_detach(seed=None) -> Exercise:
                 "generator's .grad alone (and needs no backward through G). The generator step later "
                 "uses D(fake) without detach, so that its gradient flows back into G.")
     return Exercise(
-        name="gan_detach", title="detach() in a GAN's discriminator step",
         intro="A tiny generator G and discriminator D. The discriminator step uses fake.detach().",
         setup=GAN, question="Which parameters have a .grad after d_loss.backward(): as written, and "
                             "with D(fake) instead of D(fake.detach())?",
@@ -147,10 +148,11 @@ b = a.clone()        # question 1: does a gradient reach a through b?
 c = a.detach()       # question 2: does a gradient reach a through c?"""
 
 
+@register("detach_vs_clone", "detach() versus clone()", place=110)
 def detach_vs_clone(seed=None) -> Exercise:
     through_clone = has_grad(run(CLONE + "\n(b * 3).sum().backward()"), "a")
-    ns, err = outcome(CLONE + "\n(c * 3).sum().backward()")
-    through_detach = err is None and has_grad(ns, "a")
+    ns, _ = outcome(CLONE + "\n(c * 3).sum().backward()")
+    through_detach = ns is not None and has_grad(ns, "a")
     expected = (through_clone, through_detach)
     diagnosers = [
         Diagnoser("Both are the other way round.", (not through_clone, not through_detach)),
@@ -165,13 +167,13 @@ def detach_vs_clone(seed=None) -> Exercise:
                 "storage but leaves the graph ((c * 3).sum().backward() even fails: nothing requires "
                 "grad). For an independent copy outside the graph use a.detach().clone().")
     return Exercise(
-        name="detach_vs_clone", title="detach() versus clone()",
         intro="clone() copies, detach() shares storage. Which of them lets a gradient through?",
         setup=CLONE, question="Does a gradient reach a through b = a.clone()? Through c = a.detach()?",
         answer_form="two yes/no answers in the order (clone, detach): True/False or \"yes\"/\"no\"",
         example="ex.check((..., ...))",
         form=FlagsForm(["clone", "detach"]), expected=expected, diagnosers=diagnosers,
         solution_text=solution, kind="the pair of yes/no answers",
-        hints=["Look at b.grad_fn and c.grad_fn.", "A tensor with no grad_fn that does not require grad is outside the graph."],
+        hints=["Look at b.grad_fn and c.grad_fn.",
+               "A tensor with no grad_fn that does not require grad is outside the graph."],
         praise="clone() stays in the graph; detach() leaves it.")
 
