@@ -8,10 +8,13 @@ ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 .PHONY: lab test test-unit test-lessons lessons bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt jupyter/overrides.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	# settings overrides: no "official Jupyter news?" toast over the first widget
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 lab: $(STAMP)
