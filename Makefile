@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # jupyter refuses to run as root unless told; CI and these machines run as root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-unit test-lessons lessons bench clean
+.PHONY: lab test test-fast test-unit test-lessons lint lessons bench clean
 
 $(STAMP): pyproject.toml constraints.txt jupyter/overrides.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,11 +20,22 @@ $(STAMP): pyproject.toml constraints.txt jupyter/overrides.json
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks notebooks/00_start_here.ipynb
 
-test: $(STAMP)
+# Linters first: they take seconds and catch what the slow tests would meet later.
+lint: $(STAMP)
+	$(BIN)/ruff check autograd_lab tests bench scripts
+	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
+
+test: lint
 	$(BIN)/python -m pytest tests
 	$(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
 		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb
+
+# The edit-test loop: linters and unit tests, no browser, no lessons.
+test-fast: lint
+	$(BIN)/python -m pytest tests -m "not browser"
+	$(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests -m "not browser"

@@ -20,20 +20,27 @@ _PUBLIC = {
     "TraceError": "autograd_lab.stepper.trace",
     "step": "autograd_lab.stepper.view",
     "show_graph": "autograd_lab.stepper.graph_view",
+    "jacobian": "autograd_lab.jacobians.view",
     "compare_storage": "autograd_lab.storage.view",
     "exercise": "autograd_lab.practice.view",
     "exercises": "autograd_lab.practice.view",
     "progress": "autograd_lab.practice.view",
     "grading": "autograd_lab.practice.progress",
     "____": "autograd_lab.practice.checking",
-    "explain": "autograd_lab.diagnose.explain",
-    "explain_errors": "autograd_lab.diagnose.view",
-    "profile_backward": "autograd_lab.diagnose.profile",
-    "compare_inputs": "autograd_lab.diagnose.profile",
+    "explain": "autograd_lab.explain.view",
+    "explain_errors": "autograd_lab.explain.view",
+    "profile_backward": "autograd_lab.profile.view",
+    "compare_inputs": "autograd_lab.profile.view",
     "LabInputError": "autograd_lab.errors",
 }
 
 __all__ = sorted(_PUBLIC)
+
+# The room autograd_lab/explain/ has the name of the function explain(), and importing a room sets
+# it as an attribute here, which would hide the function. Import the room (a docstring, cheap) now
+# and drop the attribute: a module is bound to its parent only on its first import.
+importlib.import_module("autograd_lab.explain")
+del globals()["explain"]
 
 
 def __getattr__(name):
@@ -58,13 +65,9 @@ def load_ipython_extension(shell) -> None:
 
 def unload_ipython_extension(shell) -> None:
     """Called by ``%unload_ext autograd_lab``: remove the magics and any error handler we installed."""
-    from .magics import CELL, LINE
+    from .magics import unregister
 
-    view = sys.modules.get("autograd_lab.diagnose.view")
+    view = sys.modules.get("autograd_lab.explain.view")
     if view is not None:
         view.explain_errors(False)
-    magics = shell.magics_manager.magics
-    for name in LINE:
-        magics["line"].pop(name, None)
-    for name in CELL:
-        magics["cell"].pop(name, None)
+    unregister(shell)

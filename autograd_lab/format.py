@@ -4,6 +4,7 @@ Deterministic: the same values always give the same characters."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -25,7 +26,7 @@ def number(v: float, decimals: int = DECIMALS) -> str:
     return "0." + "0" * decimals if text == "-0." + "0" * decimals else text
 
 
-def fmt(value, limit: int = 8, decimals: int = DECIMALS) -> str:
+def fmt(value: Any, limit: int = 8, decimals: int = DECIMALS) -> str:
     """A value as one short line: tensors like PyTorch prints them (4 decimals), big ones summarised.
 
     >>> fmt(torch.tensor([1/3, 2/3]))
@@ -44,7 +45,7 @@ def fmt(value, limit: int = 8, decimals: int = DECIMALS) -> str:
             return f"<{'x'.join(map(str, t.shape))} {_dtype(t.dtype)}>"
         if t.numel() > limit:
             shape = "x".join(str(s) for s in t.shape)
-            norm = float(t.double().norm()) if t.is_floating_point() else float(t.double().norm())
+            norm = float(t.double().norm())
             return f"<{shape} {_dtype(t.dtype)}, norm {number(norm, decimals)}>"
         as_int = not (t.is_floating_point() or t.is_complex())
         return _nested(t.tolist(), decimals, as_int)
@@ -58,7 +59,7 @@ def fmt(value, limit: int = 8, decimals: int = DECIMALS) -> str:
     return str(value)
 
 
-def _nested(values, decimals: int, as_int: bool) -> str:
+def _nested(values: Any, decimals: int, as_int: bool) -> str:
     if isinstance(values, list):
         return "[" + ", ".join(_nested(v, decimals, as_int) for v in values) + "]"
     if as_int or isinstance(values, bool):
@@ -77,8 +78,8 @@ def table(headers: list[str], rows: list[list[str]], marks: dict[int, str] | Non
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     gutter = "  " if marks else ""
 
-    def line(row, mark=" "):
-        text = "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    def line(row: list[str], mark: str = " ") -> str:
+        text = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
         return (mark + " " + text) if marks else text
 
     out = [line(cells[0])]

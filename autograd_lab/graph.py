@@ -6,6 +6,7 @@ next_functions in order, so the same code always gives the same ids (never addre
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 from dataclasses import dataclass, field
 
 import torch
@@ -27,7 +28,7 @@ def freed_message(what: str) -> str:
             f"{what}.backward(retain_graph=True), which keeps the saved values alive.")
 
 
-def walk(root) -> Iterator[tuple[object, tuple]]:
+def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
     """Every node reachable from root (a tensor or a grad_fn), once each, with its next_functions.
 
     The one walk over a backward graph in the lab: depth first, children in next_functions order,
@@ -54,7 +55,7 @@ def walk(root) -> Iterator[tuple[object, tuple]]:
         stack.extend(reversed(new))
 
 
-def short_name(fn) -> str:
+def short_name(fn: Any) -> str:
     """The node's op name, with the accumulator's C++ namespace dropped."""
     name = fn.name()
     return ACCUMULATE if name.endswith("AccumulateGrad") else name
@@ -63,7 +64,7 @@ def short_name(fn) -> str:
 _names_by_type: dict[type, str] = {}
 
 
-def _name_of_type(fn) -> str:
+def _name_of_type(fn: Any) -> str:
     # one class per op: asking each node for its name costs more than the whole walk
     kind = type(fn)
     name = _names_by_type.get(kind)
@@ -76,27 +77,38 @@ class Node:
     """One node of the backward graph. A plain class with slots: a big model has thousands, and
     the recording of a backward creates them all."""
 
-    __slots__ = ("id", "name", "fn", "seq", "next", "leaf", "label", "consumers", "freed",
-                 "is_accumulator", "_saved")
+    __slots__ = (
+        "_saved",
+        "consumers",
+        "fn",
+        "freed",
+        "id",
+        "is_accumulator",
+        "label",
+        "leaf",
+        "name",
+        "next",
+        "seq",
+    )
 
-    def __init__(self, id: int, name: str, fn, seq: int):
+    def __init__(self, id: int, name: str, fn: Any, seq: int):
         self.id = id
         self.name = name
         self.fn = fn
         self.seq = seq
-        self.next: list = []  # [(Node or None, input_nr)], aligned with next_functions
+        self.next: list[tuple[Node | None, int]] = []  # [(Node or None, input_nr)], aligned with next_functions
         self.leaf: torch.Tensor | None = None
         self.label: str | None = None  # the learner's name for the tensor it produced (or the leaf)
-        self.consumers: list = []  # nodes that send a gradient here
+        self.consumers: list[Node] = []  # nodes that send a gradient here
         self.freed = False  # its saved values were released by a backward
         self.is_accumulator = name == ACCUMULATE
-        self._saved: dict | None = None
+        self._saved: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"Node({self.id}, {self.title})"
 
     @property
-    def saved(self) -> dict:
+    def saved(self) -> dict[str, Any]:
         """What the node saved for backward ("self" -> value, from its _saved_* attributes), read on
         first use: reading them for every node would slow every recording. Empty once freed."""
         if self._saved is None:
@@ -117,13 +129,13 @@ class Node:
 @dataclass(eq=False)
 class Graph:
     nodes: list[Node]
-    _by_fn: dict = field(default_factory=dict, repr=False)
+    _by_fn: dict[Any, Node] = field(default_factory=dict, repr=False)
 
     @property
     def root(self) -> Node:
         return self.nodes[0]
 
-    def node_of(self, fn) -> Node | None:
+    def node_of(self, fn: Any) -> Node | None:
         return self._by_fn.get(fn)
 
     def leaves(self) -> list[Node]:
@@ -137,18 +149,24 @@ class Graph:
         constants = [v for v in node.saved.values()
                      if isinstance(v, torch.Tensor) and not v.requires_grad]
         if len(node.stops) == 1 and len(constants) == 1:
-            value = constants[0]
-            for leaf in self.leaves():
-                if leaf.leaf is not None and same_memory(leaf.leaf, value):
-                    return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
-            for name, candidate in learner_tensors(names):
-                if same_memory(candidate, value):
-                    if candidate.requires_grad:  # the learner's tensor is in a graph; the saved one is not
-                        return f"a detach() of {name}: same memory, cut from the graph"
-                    return f"{name}, which does not require grad"
-            if value.numel() == 1 and not value.is_complex():
-                return f"the constant {value.item():g}"
+            reason = self.constant_reason(constants[0], names)
+            if reason is not None:
+                return reason
         return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"
+
+    def constant_reason(self, value: torch.Tensor, names: Mapping[str, object] | None = None) -> str | None:
+        """Who a saved value that needs no gradient is, in the learner's words; None if unknown."""
+        for leaf in self.leaves():
+            if leaf.leaf is not None and same_memory(leaf.leaf, value):
+                return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
+        for name, candidate in learner_tensors(names):
+            if same_memory(candidate, value):
+                if candidate.requires_grad:  # the learner's tensor is in a graph; the saved one is not
+                    return f"a detach() of {name}: same memory, cut from the graph"
+                return f"{name}, which does not require grad"
+        if value.numel() == 1 and not value.is_complex():
+            return f"the constant {value.item():g}"
+        return None
 
     def dependencies(self) -> dict[Node, int]:
         """How many gradients each node waits for before it can run (one per incoming edge)."""
@@ -167,9 +185,9 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
         raise ValueError("the tensor has no grad_fn")
     node_labels, leaf_labels = _learner_names(names or {})
     nodes: list[Node] = []
-    by_fn: dict = {}
+    by_fn: dict[Any, Node] = {}
 
-    def visit(fn) -> Node:
+    def visit(fn: Any) -> Node:
         node = by_fn.get(fn)
         if node is not None:
             return node
@@ -195,12 +213,12 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     return Graph(nodes, by_fn)
 
 
-def _learner_names(names: Mapping[str, object]):
+def _learner_names(names: Mapping[str, object]) -> tuple[dict[Any, str], dict[int, str]]:
     """The learner's names for graph nodes (by grad_fn) and for leaves (by tensor identity)."""
-    node_labels: dict = {}
+    node_labels: dict[Any, str] = {}
     leaf_labels: dict[int, str] = {}
 
-    def add(name, value):
+    def add(name: str, value: object) -> None:
         if not isinstance(value, torch.Tensor):
             return
         if value.grad_fn is not None:
@@ -217,7 +235,7 @@ def _learner_names(names: Mapping[str, object]):
     return node_labels, leaf_labels
 
 
-def saved_values(fn) -> tuple[dict, bool]:
+def saved_values(fn: Any) -> tuple[dict[str, Any], bool]:
     """What a node saved for backward ({"self": x, ...} from its _saved_* attributes), and whether
     an earlier backward freed them. Errors other than "freed" (a saved value edited in place since)
     are raised.
@@ -242,7 +260,7 @@ def saved_values(fn) -> tuple[dict, bool]:
     return saved, freed
 
 
-def label_of(value, graph: Graph, names: Mapping[str, object] | None = None) -> str | None:
+def label_of(value: object, graph: Graph, names: Mapping[str, object] | None = None) -> str | None:
     """The learner's name for a saved tensor, if it is one of theirs (same memory, same view)."""
     if not isinstance(value, torch.Tensor):
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import torch
 
@@ -20,7 +21,7 @@ def is_learner_name(name: object) -> bool:
     return isinstance(name, str) and not name.startswith("_")
 
 
-def learner_items(names: Mapping | None) -> Iterator[tuple[str, object]]:
+def learner_items(names: Mapping[Any, Any] | None) -> Iterator[tuple[str, object]]:
     """The (name, value) pairs of names that the learner chose, in the namespace's order.
 
     >>> list(learner_items({"x": 1, "_": 2}))
@@ -31,7 +32,7 @@ def learner_items(names: Mapping | None) -> Iterator[tuple[str, object]]:
             yield name, value
 
 
-def learner_tensors(names: Mapping | None) -> Iterator[tuple[str, torch.Tensor]]:
+def learner_tensors(names: Mapping[Any, Any] | None) -> Iterator[tuple[str, torch.Tensor]]:
     """The learner's names that hold tensors.
 
     >>> [k for k, _ in learner_tensors({"x": torch.ones(1), "n": 3})]
@@ -42,7 +43,7 @@ def learner_tensors(names: Mapping | None) -> Iterator[tuple[str, torch.Tensor]]
             yield name, value
 
 
-def name_in(names: Mapping | None, value) -> str | None:
+def name_in(names: Mapping[Any, Any] | None, value: object) -> str | None:
     """The learner's name for this very object, if they gave it one.
 
     >>> t = torch.ones(1)
@@ -55,7 +56,7 @@ def name_in(names: Mapping | None, value) -> str | None:
     return None
 
 
-def caller_names(depth: int = 2) -> dict:
+def caller_names(depth: int = 2) -> dict[str, Any]:
     """The variables of the function that called our caller: the learner's names by default
     (locals shadow globals, as in Python's own lookup)."""
     frame = sys._getframe(depth)

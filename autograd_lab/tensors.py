@@ -3,6 +3,7 @@ decide whether two tensors are the same view of the same memory (without ever sh
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -19,14 +20,14 @@ class Summary:
     (100, 100)
     """
 
-    shape: tuple
+    shape: tuple[int, ...]
     dtype: torch.dtype
     device: str
     norm: float
-    first: tuple
+    first: tuple[float, ...]
 
     @classmethod
-    def of(cls, t: torch.Tensor, count: int = 4) -> "Summary":
+    def of(cls, t: torch.Tensor, count: int = 4) -> Summary:
         t = t.detach()
         numeric = t.is_floating_point() or t.is_complex()
         # no reshape of the whole tensor: that would copy every non-contiguous gradient
@@ -43,7 +44,7 @@ class Summary:
         return n
 
 
-def keep(value, limit: int | None = KEEP_WHOLE):
+def keep(value: Any, limit: int | None = KEEP_WHOLE) -> Any:
     """A value as the lab stores it: small tensors by reference, big ones as a Summary
     (limit None keeps every tensor whole)."""
     if isinstance(value, torch.Tensor):
@@ -77,7 +78,7 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 PRINTED = 5e-5
 
 
-def tolerance(expected: torch.Tensor, dtype=torch.float64) -> torch.Tensor:
+def tolerance(expected: torch.Tensor, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """How far each entry may be: 4 printed decimals, plus the rounding of the answer's dtype."""
     eps = torch.finfo(dtype).eps if dtype.is_floating_point else torch.finfo(torch.float64).eps
     return PRINTED * (1 + 1e-9) + (eps / 2) * expected.double().abs()

@@ -35,7 +35,7 @@ def state(tensors):
 
 def assert_unchanged(tensors, before):
     after = state(tensors)
-    for t, (v0, ver0, g0, gv0, gver0), (v1, ver1, g1, gv1, gver1) in zip(tensors, before, after):
+    for (v0, ver0, g0, gv0, gver0), (v1, ver1, g1, gv1, gver1) in zip(before, after, strict=True):
         assert torch.equal(v0, v1), "values changed"
         assert ver0 == ver1, "version changed"
         assert g0 is g1, ".grad was replaced"

@@ -1,8 +1,14 @@
-"""The layering of DESIGN.md, checked on the source: imports only flow downward.
+"""The layering of the package, checked on the source: imports only flow downward.
 
 model (torch, stdlib, numpy, networkx, sympy) < rendering (+ matplotlib) < front ends (+ ipywidgets,
-IPython) < package face (__init__)."""
+IPython) < package face (__init__). A module's layer is read from its file name (faces, draw,
+picture, text: rendering; view, display, magics: front end), which import-linter cannot express;
+its contracts in pyproject.toml (no cycles, layers inside each room) run in `make lint`, and the
+last test here checks that they bite."""
 import ast
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -74,7 +80,7 @@ def test_imports_flow_downward(path):
         top = name.split(".")[0]
         if top == "autograd_lab":
             target = module_path(name) or module_path(name.rsplit(".", 1)[0])
-            if target is None or target.name == "__init__.py" and target != PACKAGE / "__init__.py":
+            if target is None or (target.name == "__init__.py" and target != PACKAGE / "__init__.py"):
                 continue  # a room's __init__ holds only its docstring
             theirs = LEVEL[layer_of(target)]
         elif top in THIRD_PARTY:
@@ -90,6 +96,36 @@ def test_rooms_have_no_code_in_their_init():
     for init in PACKAGE.glob("*/__init__.py"):
         tree = ast.parse(init.read_text())
         assert all(isinstance(n, ast.Expr) for n in tree.body), f"{init} should hold only a docstring"
+
+
+def test_only_the_graph_module_walks_next_functions():
+    """One walker (graph.walk) for every room: no other module reads next_functions."""
+    readers = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "next_functions":
+                readers.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert readers and all(r.startswith("graph.py:") for r in readers), readers
+
+
+def test_import_contracts_bite(tmp_path):
+    """A copy of the package with a cycle (graph -> stepper.view -> ... -> graph) breaks the contracts."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    if not lint.exists():
+        pytest.skip("import-linter is not installed in this environment (make test installs it)")
+    root = PACKAGE.parent
+    shutil.copytree(PACKAGE, tmp_path / "autograd_lab", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def run():
+        return subprocess.run([str(lint), "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    assert run().returncode == 0
+    with open(tmp_path / "autograd_lab" / "graph.py", "a") as f:
+        f.write("\nfrom autograd_lab.stepper import view  # noqa\n")
+    broken = run()
+    assert broken.returncode != 0 and "BROKEN" in broken.stdout
 
 
 def test_layering_test_bites(tmp_path):

@@ -4,7 +4,7 @@ learner's own tensor, its .grad and its version counter are never touched."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -112,7 +113,7 @@ def experiment(a: torch.Tensor, copy: Copy, edit: str = "mul_", name: str = "a")
     'silently wrong'
     """
     chosen = edit_named(edit)
-    head = dict(key=copy.key, code=copy.code(name), edit=chosen.code(copy))
+    head: dict[str, Any] = dict(key=copy.key, code=copy.code(name), edit=chosen.code(copy))
     with warnings.catch_warnings(), torch.enable_grad():
         warnings.simplefilter("ignore")  # PyTorch's warnings are recorded by _take, never printed
         try:

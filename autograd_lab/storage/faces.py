@@ -3,6 +3,8 @@ to each copy, and the outcome of one applied edit (which names changed, what bac
 Deterministic: only values, names and PyTorch's messages, never addresses."""
 from __future__ import annotations
 
+from torch import Tensor
+
 from ..format import fmt, table
 from ..text import esc, html_table, status_colour
 from .copies import EDITS, Copy, wrap
@@ -103,7 +105,7 @@ def details(report: StorageReport) -> list[str]:
     for r in report.rows:
         for warning in r.warnings:
             lines.append(f"{r.code}: PyTorch warns \"{warning}\" It copies anyway, as "
-                         f"{Copy('detach().clone()', None).code(name)} does, which is the way to write it.")
+                         f"{Copy('detach().clone()', Tensor.detach).code(name)} does, which is the way to write it.")
     return lines
 
 
@@ -136,7 +138,7 @@ def table_html(report: StorageReport, chosen: str | None = None, mem=None) -> st
         name = report.subject.name
         held = {w.label: w.values for w in mem.windows}
         head = head + ["holds now"]
-        body = [row + [held.get(r.code, "-")] for row, r in zip(body, report.rows)]
+        body = [row + [held.get(r.code, "-")] for row, r in zip(body, report.rows, strict=True)]
         a = mem.window(name)
         caption = f"{name} holds {a.values}, its version counter {a.counter} = {a.version}"
         if mem.edited:

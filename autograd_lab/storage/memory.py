@@ -73,8 +73,9 @@ def memory(a: torch.Tensor, report, edit_key: str | None = None, edit: str = "mu
     edited = refused = None
     if edit_key is not None:
         chosen = edit_named(edit)
-        copy, b = next(((c, b) for c, b in taken if c.key == edit_key), (None, None))
-        if copy is not None:
+        found = next(((c, b) for c, b in taken if c.key == edit_key), None)
+        if found is not None:
+            copy, b = found
             edited = f"{copy.code(name)}: {chosen.code(copy)}"
             try:
                 chosen.apply(b)
@@ -99,7 +100,7 @@ def memory(a: torch.Tensor, report, edit_key: str | None = None, edit: str = "mu
 def _window(label, b, blocks: dict, counter, requires_grad, in_graph) -> Window:
     if isinstance(b, torch.Tensor):
         storage, size = b.untyped_storage(), b.untyped_storage().nbytes() // b.element_size()
-        start, offset = storage.data_ptr(), b.storage_offset()
+        start, offset = storage.data_ptr(), int(b.storage_offset())
         shape, stride, version, dtype = tuple(b.shape), tuple(b.stride()), b._version, b.dtype
         flat = torch.empty(0, dtype=dtype, device=b.device)
         with torch.no_grad():
@@ -108,12 +109,12 @@ def _window(label, b, blocks: dict, counter, requires_grad, in_graph) -> Window:
         pointer = b.__array_interface__["data"][0]
         start, block = next(((s, blk) for s, (end, blk) in blocks.items() if s <= pointer < end),
                             (pointer, None))
-        offset = (pointer - start) // b.itemsize
+        offset = int((pointer - start) // b.itemsize)
         shape, stride, version = tuple(b.shape), tuple(s // b.itemsize for s in b.strides), None
-        flat, size = (None, block.size) if block else (torch.from_numpy(b).reshape(-1), b.size)
-    if start not in blocks:
+        flat, size = (None, block.size) if block else (torch.from_numpy(b).reshape(-1), b.size)  # type: ignore[assignment]
+    if start not in blocks and flat is not None:  # a block met for the first time (flat is its data)
         values = tuple(fmt(v) for v in flat[:SHOWN].detach().cpu())
-        blocks[start] = (start + size * (flat.element_size() if flat is not None else 1),
+        blocks[start] = (start + size * flat.element_size(),
                          Block(f"S{len(blocks)}", values, size))
     block = blocks[start][1]
     return Window(label, block.name, offset, shape, stride, _cells(offset, shape, stride, size),

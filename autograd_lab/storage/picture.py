@@ -35,7 +35,7 @@ def picture(mem: Memory, title: str | None = None) -> Figure:
     ax.set_ylim(-2.0, rows)
     ax.axis("off")
     ax.set_title(title or f"Memory of {mem.windows[0].label} and its copies", loc="left", fontsize=11)
-    first_row = {}
+    first_row: dict[str, int] = {}
     for i, w in enumerate(mem.windows):
         first_row.setdefault(w.block, i)
     for block in mem.blocks:

@@ -34,11 +34,11 @@ class Subject:
     relatives: tuple = ()  # ("b", "shares storage with a"), ...
 
     @classmethod
-    def of(cls, a: torch.Tensor, name: str = "a", names: Mapping | None = None) -> "Subject":
+    def of(cls, a: torch.Tensor, name: str = "a", names: Mapping | None = None) -> Subject:
         base = a._base
         return cls(name, tuple(a.shape), str(a.dtype).replace("torch.", ""), str(a.device),
                    a.requires_grad, a.is_leaf, a.grad_fn.name() if a.grad_fn is not None else None,
-                   a._version, a.storage_offset(), tuple(a.stride()),
+                   a._version, int(a.storage_offset()), tuple(a.stride()),
                    tuple(base.shape) if base is not None else None, a.is_contiguous(),
                    relatives(a, name, names or {}))
 
