@@ -5,6 +5,7 @@ Ids are given in the order a depth-first walk from the output meets the nodes, f
 next_functions in order, so the same code always gives the same ids (never addresses)."""
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 from dataclasses import dataclass, field
@@ -171,6 +172,19 @@ class Graph:
     def dependencies(self) -> dict[Node, int]:
         """How many gradients each node waits for before it can run (one per incoming edge)."""
         return {n: len(n.consumers) for n in self.nodes}
+
+    def topological(self) -> Iterator[Node]:
+        """Nodes so that each comes after every node that sends it a gradient (breadth first)."""
+        waiting = self.dependencies()
+        queue = deque([self.root])
+        while queue:
+            node = queue.popleft()
+            yield node
+            for child, _ in node.next:
+                if child is not None:
+                    waiting[child] -= 1
+                    if waiting[child] == 0:
+                        queue.append(child)
 
 
 def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) -> Graph:

@@ -1,4 +1,4 @@
-"""The storage lab's model: the truths of FACTS.md "Storage", pinned through compare_storage, each
+"""The storage lab's model: what PyTorch does with storage and version counters, pinned through compare_storage, each
 checked against torch doing the same thing by hand; and the learner's tensor never changes."""
 import subprocess
 import sys

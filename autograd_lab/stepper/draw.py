@@ -41,7 +41,7 @@ class Layout:
     def __init__(self, graph: Graph):
         self.graph = graph
         row = {graph.root: 0}
-        for node in _topological(graph):
+        for node in graph.topological():
             for child, _ in node.next:
                 if child is not None:
                     row[child] = max(row.get(child, 0), row[node] + 1)
@@ -61,20 +61,6 @@ class Layout:
                     seen.add(other)
                     queue.append(other)
         return sorted(seen, key=lambda n: n.id)
-
-
-def _topological(graph: Graph):
-    """Nodes so that each comes after every node that sends it a gradient."""
-    waiting = {n: len(n.consumers) for n in graph.nodes}
-    queue = deque([graph.root])
-    while queue:
-        node = queue.popleft()
-        yield node
-        for child, _ in node.next:
-            if child is not None:
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    queue.append(child)
 
 
 class Drawing:
