@@ -2,8 +2,11 @@
 gradients that arrived and the gradients it sent on, accumulators included.
 
 The recording runs the engine for real (torch.autograd.backward with retain_graph=True) with one
-post-hook per node, and gives back everything it touched: each leaf's .grad is set aside before the
-run and put back after it, so the learner's tensors, their versions and their graph are as before."""
+post-hook per node, and gives back everything it touched (guard.py): every .grad it would write, the
+post-accumulate-grad hooks, buffers and the random state are set aside and put back, so the
+learner's tensors, their versions and their graph are as before. The learner's own tensor and module
+hooks run, as in backward(), and the trace says which ran (hooks.py). With apply=True the recording
+is the learner's backward itself: one run that writes .grad and frees the graph as backward() does."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,14 +14,16 @@ from typing import Mapping
 
 import torch
 
-from ..errors import LabInputError
-from ..graph import FREED, Graph, Node, freed_message, snapshot
-from ..names import caller_names, learner_items, name_in
+import warnings
+
+from ..graph import Graph, Node, snapshot
+from ..names import caller_names, name_in
 from ..tensors import KEEP_WHOLE, keep
+from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, reentrant_checkpoint
 
-
-class TraceError(LabInputError):
-    """Bad input to trace(): the message says what is wrong and what to write instead."""
+__all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
+from .guard import Found, SetAside
+from .hooks import HookFailed, LearnerHooks
 
 
 @dataclass(eq=False)
@@ -59,6 +64,8 @@ class Trace:
     steps: list[Step]
     names: Mapping = field(default_factory=dict, repr=False)
     _ready: list | None = field(default=None, repr=False)
+    hooks_ran: list = field(default_factory=list, repr=False)  # (node, "your hook h on y") in run order
+    applied: bool = False  # the recording was the learner's own backward (.grad written)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -80,8 +87,11 @@ class Trace:
         return self._ready
 
     def apply(self, retain_graph: bool = False) -> None:
-        """Accumulate into .grad for real, as output.backward(gradient) does."""
-        torch.autograd.backward(self.output, self.gradient, retain_graph=retain_graph)
+        """Accumulate into .grad for real, as output.backward(gradient) does (once: a trace recorded
+        with apply=True already did)."""
+        if not self.applied:
+            torch.autograd.backward(self.output, self.gradient, retain_graph=retain_graph)
+            self.applied = True
 
     def __repr__(self) -> str:
         names = ", ".join(s.node.title for s in self.steps[:6])
@@ -89,11 +99,13 @@ class Trace:
         return f"<Trace: {len(self.steps)} steps: {names}{more}>"
 
 
-def trace(output, gradient=None, names: Mapping | None = None) -> Trace:
+def trace(output, gradient=None, names: Mapping | None = None, label: str | None = None,
+          apply: bool = False, retain_graph: bool = False) -> Trace:
     """Run output.backward(gradient) once for real and record every step the engine took.
 
     names maps the learner's variable names to values (default: the caller's variables); it labels
-    the nodes and protects the .grad of non-leaf tensors that retain_grad().
+    the nodes. label is what the learner typed for output (messages use it). apply=True makes the
+    run the learner's own backward: .grad is written and the graph freed unless retain_graph.
 
     >>> x = torch.tensor([1., 2., 3.], requires_grad=True, dtype=torch.double)
     >>> t = trace((x ** 2).mean())
@@ -106,95 +118,87 @@ def trace(output, gradient=None, names: Mapping | None = None) -> Trace:
     """
     if names is None:
         names = caller_names()
-    what = name_in(names, output) or "the output"
+    what = label or name_in(names, output) or "the output"
     gradient = check_input(output, gradient, what)
+    graph = snapshot(output, names)
+    if any(n.name == REENTRANT_CHECKPOINT for n in graph.nodes):
+        raise TraceError(reentrant_checkpoint(what))
     # A freed graph is found by the engine itself when it reaches the first freed node.
-    return _record(output, gradient, snapshot(output, names), names, what)
+    return _record(output, gradient, graph, names, what, apply, retain_graph)
 
 
-def check_input(output, gradient, what: str = "the output"):
-    """Refuse what backward() would refuse, with a message that teaches; returns the gradient."""
-    if not isinstance(output, torch.Tensor):
-        raise TraceError(
-            f"{what} is a {type(output).__name__}, not a tensor. Pass the tensor you would call "
-            f".backward() on, e.g. z = (x ** 2).mean(), then %backward z.")
-    if output.grad_fn is None:
-        if output.requires_grad:
-            raise TraceError(
-                f"{what} is a leaf tensor (you created it, with requires_grad=True): backward() on "
-                f"it only sets {what}.grad, there is no graph to step through. Step through a result "
-                f"computed from it, e.g. %backward ({what} ** 2).sum()")
-        raise TraceError(
-            f"{what} has no grad_fn, so autograd recorded no graph for it. Either none of its "
-            f"inputs has requires_grad=True, or it was computed under torch.no_grad(), or it comes "
-            f"from .detach(). Create the input with requires_grad=True, e.g. "
-            f"x = torch.tensor([1., 2., 3.], requires_grad=True), and compute {what} again.")
-    if gradient is None:
-        if output.numel() != 1:
-            raise TraceError(
-                f"{what} has shape {tuple(output.shape)}, and backward() can only start by itself "
-                f"from a single number. Reduce it first: %backward {what}.sum() (or .mean()), or "
-                f"give the starting gradient: %backward {what} --gradient torch.ones_like({what})")
-        return None
-    if not isinstance(gradient, torch.Tensor):
-        try:
-            gradient = torch.as_tensor(gradient, dtype=output.dtype, device=output.device)
-        except (TypeError, ValueError, RuntimeError):
-            raise TraceError(
-                f"the gradient must be a tensor shaped like {what}, got {type(gradient).__name__}. "
-                f"Try gradient=torch.ones_like({what}).") from None
-    if gradient.shape != output.shape:
-        raise TraceError(
-            f"the gradient has shape {tuple(gradient.shape)} but {what} has shape "
-            f"{tuple(output.shape)}: they must match, one number per element of {what}. "
-            f"Try gradient=torch.ones_like({what}).")
-    return gradient
+def _noop(*args):
+    return None
 
 
-def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
+def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bool,
+            retain_graph: bool) -> Trace:
     leaves = [n.leaf for n in graph.leaves()]
-    # Set aside every .grad the run would write, and put each back afterwards: the same objects,
-    # so neither their values nor their versions change.
-    kept_leaf_grads = [leaf.grad for leaf in leaves]
-    retained = list(_retained_in(names, graph))
-    kept_retained = [t.grad for t in retained]
+    found = Found(graph)
     order: list = []
     append = order.append
+    copying = [False]
 
     def recorder(node):
         # A leaf's gradient is the answer itself: kept whole, whatever its size. Others are summarised
         # as they pass when big, so the memory a recording holds stays bounded (checked inline: this
-        # runs once per node of the learner's graph).
+        # runs once per node of the learner's graph). Where the learner has hooks, a later hook may
+        # edit a gradient in place: then every value is copied as it passes.
         if node.is_accumulator:
             def hook(grad_inputs, grad_outputs):
+                if copying[0]:
+                    grad_outputs = _copies(grad_outputs, None)
                 append((node, grad_outputs, grad_inputs))
         else:
             def hook(grad_inputs, grad_outputs):
-                for g in grad_outputs + grad_inputs:
-                    if g is not None and g.numel() > KEEP_WHOLE:
-                        grad_outputs, grad_inputs = _small(grad_outputs), _small(grad_inputs)
-                        break
+                if copying[0]:
+                    grad_outputs, grad_inputs = _copies(grad_outputs), _copies(grad_inputs)
+                else:
+                    for g in grad_outputs + grad_inputs:
+                        if g is not None and g.numel() > KEEP_WHOLE:
+                            grad_outputs, grad_inputs = _small(grad_outputs), _small(grad_inputs)
+                            break
                 append((node, grad_outputs, grad_inputs))
         return hook
 
-    handles = []
+    handles, node_dicts = [], []
     try:
-        for leaf in leaves:
-            leaf.grad = None
         for node in graph.nodes:
-            handles.append(node.fn.register_hook(recorder(node)))
-        torch.autograd.backward(output, gradient, retain_graph=True)
-    except RuntimeError as err:
-        if FREED in str(err):
-            raise TraceError(freed_message(what)) from None
-        raise
+            handle = node.fn.register_hook(recorder(node))
+            handles.append(handle)
+            posts = handle.hooks_dict_ref()
+            if len(posts) > 1:
+                node_dicts.append((node, posts, handle.id))
+            probe = node.fn.register_prehook(_noop)
+            pres = probe.hooks_dict_ref()
+            probe.remove()
+            if pres:
+                node_dicts.append((node, pres, None))
+        kept_leaf_grads = [leaf.grad for leaf in leaves]
+        with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
+            # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
+            # error that follows is explained instead
+            warnings.filterwarnings("ignore", message="Error detected in")
+            copying[0] = hooks.any
+            if apply:
+                kept_leaf_grads = [None if g is None else g.detach().clone() for g in kept_leaf_grads]
+                for node in graph.nodes:  # read before the run: backward() frees them
+                    node.saved
+                torch.autograd.backward(output, gradient, retain_graph=retain_graph)
+            else:
+                with SetAside(graph, found):
+                    torch.autograd.backward(output, gradient, retain_graph=True)
+                    if found.checkpoint:  # reading a checkpointed value runs its forward again
+                        for node in graph.nodes:
+                            node.saved
+    except HookFailed as err:
+        raise TraceError(f"{err}. Fix the hook or remove it (h.remove() on the handle register_hook "
+                         f"returned)" + ("." if apply else "; nothing of yours was changed.")) from None
+    except Exception as err:  # the engine's own error, or a custom Function's: one paragraph
+        raise TraceError(explain(err, what, graph)) from None
     finally:
         for handle in handles:
             handle.remove()
-        for leaf, g in zip(leaves, kept_leaf_grads):
-            leaf.grad = g
-        for t, g in zip(retained, kept_retained):
-            t.grad = g
 
     steps = [Step(i, node, g_out, g_in) for i, (node, g_out, g_in) in enumerate(order)]
     grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads)}
@@ -207,24 +211,21 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str) -> Trace:
                 step.grad_after = incoming
             else:
                 step.grad_after = keep(before.detach() + incoming)
-    result = Trace(output, gradient, graph, steps, names)
+    result = Trace(output, gradient, graph, steps, names, hooks_ran=hooks.ran, applied=apply)
     for step in steps:
         step.trace = result
     return result
 
 
+def _copies(grads: tuple, limit: int | None = KEEP_WHOLE) -> tuple:
+    """Copies of what passes, as they are now (big ones as summaries, already a copy)."""
+    return tuple(g.detach().clone() if isinstance(g, torch.Tensor) and (limit is None or g.numel() <= limit)
+                 else keep(g, limit) for g in grads)
+
+
 def _small(grads: tuple) -> tuple:
     """The gradients as kept in a step: references, except big ones, which become summaries."""
     return tuple(keep(g) for g in grads)
-
-
-def _retained_in(names: Mapping, graph: Graph):
-    seen = set()
-    for _, value in learner_items(names):
-        if (isinstance(value, torch.Tensor) and value.grad_fn is not None and value.retains_grad
-                and graph.node_of(value.grad_fn) is not None and id(value) not in seen):
-            seen.add(id(value))
-            yield value
 
 
 def _replay_ready(graph: Graph, steps: list[Step]) -> list[tuple]:

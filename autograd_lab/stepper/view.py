@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import torch
+
 from ..display import View, live
 from ..text import esc
 from .draw import Drawing, Layout
@@ -13,6 +15,12 @@ from .trace import Trace, trace as record
 
 
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
+LEAVES_NAMED = 20
+RELEASED = ("this stepper was released to free memory: the same cell made a newer one. Re-run the "
+            "cell to step through it again.")
+# The live stepper of each cell (or label): a new one for the same cell releases the old one, so
+# re-running a cell does not keep every earlier recording alive in the kernel.
+_current: dict = {}
 
 
 class Stepper(View):
@@ -29,7 +37,8 @@ class Stepper(View):
         self.trace = trace
         self.predicting = predict
         self.apply_at_end = apply
-        self.applied = False
+        self.applied = trace.applied  # a trace recorded with apply=True was the backward itself
+        self.released = False
         self.label = label
         self.index = 0
         self.verdicts: dict[int, Verdict] = {}
@@ -42,6 +51,8 @@ class Stepper(View):
         return self.trace.steps[self.index - 1] if self.index else None
 
     def goto(self, index: int) -> "Stepper":
+        if self.released:
+            return self
         index = max(0, min(int(index), len(self.trace.steps)))
         if index != self.index:
             self.index = index
@@ -64,15 +75,35 @@ class Stepper(View):
         return self.goto(len(self.trace.steps))
 
     def predict(self, answer) -> Verdict:
-        """Check a prediction of what the next step sends on, then reveal that step."""
+        """Check a prediction of what the next step sends on, then reveal that step. An answer that
+        cannot be compared (not numbers, the wrong shape or count) reveals nothing: try again."""
+        if self.released:
+            return Verdict(False, RELEASED)
         if self.index >= len(self.trace.steps):
             return Verdict(False, "backward is finished: there is no step left to predict")
         step = self.trace.steps[self.index]
         expected = (step.grad_after,) if step.node.is_accumulator else step.grad_inputs
         verdict = compare(answer, expected)
+        if not _judged(verdict, expected):
+            return Verdict(False, verdict.message + " (nothing revealed: try again)")
         self.verdicts[self.index + 1] = verdict
         self.next()
         return verdict
+
+    def release(self) -> None:
+        """Let go of the recording (graph, saved values, gradients): a newer stepper of the same
+        cell replaced this one. The widget says so; re-running the cell gives a fresh one."""
+        if self.released:
+            return
+        self.released = True
+        self.trace = _Released(len(self.trace.steps))
+        self._layout = self._drawing = None
+        if self._widget is not None:
+            self._panel.value = f"<p><i>{esc(RELEASED)}</i></p>"
+            self._image.value = b""
+            self._log.value = ""
+            for button in self.buttons.values():
+                button.disabled = True
 
     # --- faces --------------------------------------------------------------------------------
     @property
@@ -84,17 +115,23 @@ class Stepper(View):
         return self.index if self.predicting else None
 
     def text(self) -> str:
+        if self.released:
+            return RELEASED
         text = walk_text(self.trace, self.title, self.index, self._revealed())
         if self.applied:
             text += "\n" + self._applied_text()
         return text
 
     def html(self) -> str:
+        if self.released:
+            return f"<p><i>{esc(RELEASED)}</i></p>"
         return walk_html(self.trace, self.title, self.index, self._revealed())
 
     def _applied_text(self) -> str:
         leaves = [s.node.label or "leaf" for s in self.trace.steps if s.node.is_accumulator]
-        return f"applied: .grad accumulated for {', '.join(leaves)}, as backward() does"
+        shown = ", ".join(leaves[:LEAVES_NAMED]) + (f" and {len(leaves) - LEAVES_NAMED} more"
+                                                    if len(leaves) > LEAVES_NAMED else "")
+        return f"applied: .grad accumulated for {shown}, as backward() does"
 
     @property
     def layout(self) -> Layout:
@@ -114,6 +151,8 @@ class Stepper(View):
         return current, done, ready - {current}
 
     def figure(self):
+        if self.released:
+            return None
         args = self._paint_args()
         return self._drawing.paint(*args)
 
@@ -178,7 +217,7 @@ class Stepper(View):
         self._verdict.value = f"<b>{'right' if verdict.right else 'wrong'}</b>: {esc(verdict.message)}"
 
     def _refresh(self):
-        if self._widget is None:
+        if self._widget is None or self.released:
             return
         reveal = True
         self._panel.value = panel_html(self.trace, self.index, reveal) + self._next_prompt()
@@ -199,6 +238,8 @@ class Stepper(View):
 
     def panel(self) -> str:
         """The current step's panel as plain text."""
+        if self.released:
+            return RELEASED
         return panel_text(self.trace, self.index)
 
 
@@ -214,9 +255,52 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
     """
     if names is None:
         names = caller_names()
-    recorded = record(output, gradient, names=names)
-    stepper = Stepper(recorded, predict=predict, apply=apply,
-                      label=label or name_in(names, output) or "the output")
+    label = label or name_in(names, output) or "the output"
+    # --apply: the recording is the learner's backward itself (one engine run, graph freed)
+    recorded = record(output, gradient, names=names, label=label, apply=apply)
+    stepper = Stepper(recorded, predict=predict, apply=apply, label=label)
     if apply and not live():  # no widget to step through: the text shows the whole walk at once
         stepper.end()
+    if live():
+        _supersede(stepper, label)
     return stepper
+
+
+def _supersede(stepper: Stepper, label: str) -> None:
+    key = (_cell_id(), label)
+    old = _current.get(key)
+    if old is not None and old is not stepper:
+        old.release()
+    _current[key] = stepper
+
+
+def _cell_id():
+    """The id of the cell being run, when the front end sends one (JupyterLab does)."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:  # no kernel, or an ipykernel without get_parent: one slot per label
+        return None
+    return ((parent or {}).get("metadata") or {}).get("cellId")
+
+
+def _judged(verdict: Verdict, expected) -> bool:
+    """Whether the answer was compared at all: an unreadable answer or a wrong shape was not."""
+    if verdict.right:
+        return True
+    values = [e for e in expected if e is not None] if isinstance(expected, tuple) else [expected]
+    if not values or not all(isinstance(v, torch.Tensor) for v in values):
+        return True  # nothing to predict (a summary, or nothing sent on): the step is shown
+    return verdict.difference is not None and not any(
+        words in verdict.message for words in ("could not read", "wrong shape", "give them as a tuple"))
+
+
+class _Released:
+    """What a released stepper keeps of its trace: how many steps it had."""
+
+    def __init__(self, count: int):
+        self.steps = [None] * count
+        self.names: dict = {}
+        self.applied = False

@@ -1,0 +1,156 @@
+"""What a recording refuses (bad input), and what the engine's errors during it mean, each in one
+short paragraph with the fix: the lab never passes a traceback through itself. Messages name the
+output with the expression the learner typed."""
+from __future__ import annotations
+
+import re
+
+import torch
+
+from ..errors import LabInputError
+from ..format import message as one_line
+from ..graph import FREED, Graph
+
+REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
+
+
+class TraceError(LabInputError):
+    """Bad input to trace(): the message says what is wrong and what to write instead."""
+
+
+def check_input(output, gradient, what: str = "the output"):
+    """Refuse what backward() would refuse, with a message that teaches; returns the gradient."""
+    code = code_for(what)
+    if not isinstance(output, torch.Tensor):
+        raise TraceError(
+            f"{what} is a {type(output).__name__}, not a tensor. Pass the tensor you would call "
+            f".backward() on, e.g. z = (x ** 2).mean(), then %backward z.")
+    if output.grad_fn is None and not (output.is_floating_point() or output.is_complex()):
+        raise TraceError(
+            f"{what} has dtype {str(output.dtype).replace('torch.', '')}: an integer (or bool) result, "
+            f"such as argmax, argmin, a comparison or a count, has no gradient, because a small change "
+            f"of the input does not change it smoothly. Step through a floating-point result instead, "
+            f"e.g. the value at that place: x.max() rather than x.argmax().")
+    if output.grad_fn is None:
+        if output.requires_grad:
+            raise TraceError(
+                f"{what} is a leaf tensor (you created it, with requires_grad=True): backward() on "
+                f"it only sets {code}.grad, there is no graph to step through. Step through a result "
+                f"computed from it, e.g. %backward ({what} ** 2).sum()")
+        raise TraceError(
+            f"{what} has no grad_fn, so autograd recorded no graph for it. Either none of its "
+            f"inputs has requires_grad=True, or it was computed under torch.no_grad(), or it comes "
+            f"from .detach(). Create the input with requires_grad=True, e.g. "
+            f"x = torch.tensor([1., 2., 3.], requires_grad=True), and compute {what} again.")
+    if gradient is None:
+        if output.numel() != 1:
+            raise TraceError(
+                f"{what} has shape {tuple(output.shape)}, and backward() can only start by itself "
+                f"from a single number. Reduce it first: %backward {code}.sum() (or .mean()), or "
+                f"give the starting gradient: %backward {what} --gradient torch.ones_like({what})")
+        return None
+    if not isinstance(gradient, torch.Tensor):
+        try:
+            gradient = torch.as_tensor(gradient, dtype=output.dtype, device=output.device)
+        except (TypeError, ValueError, RuntimeError):
+            raise TraceError(
+                f"the gradient must be a tensor shaped like {what}, got {type(gradient).__name__}. "
+                f"Try gradient=torch.ones_like({what}).") from None
+    if gradient.shape != output.shape:
+        raise TraceError(
+            f"the gradient has shape {tuple(gradient.shape)} but {what} has shape "
+            f"{tuple(output.shape)}: they must match, one number per element of {what}. "
+            f"Try gradient=torch.ones_like({what}).")
+    wrong = typed_gradient(output, gradient, what)
+    if wrong:
+        raise TraceError(wrong)
+    return gradient
+
+
+def code_for(what: str) -> str:
+    """The learner's expression, ready to be followed by .sum() or .backward(): a name or a call
+    chain stays as it is, anything else gets brackets.
+
+    >>> code_for("y"), code_for("model.out"), code_for("y * 2")
+    ('y', 'model.out', '(y * 2)')
+    """
+    if what == "the output":
+        return "output"
+    return what if re.fullmatch(r"[A-Za-z_][\w.]*(\([^()\s]*\))*", what) else f"({what})"
+
+
+def reentrant_checkpoint(what: str) -> str:
+    return (f"{what} goes through torch.utils.checkpoint(..., use_reentrant=True), which runs a second "
+            f"backward of its own inside the first one: the lab cannot record that nested backward "
+            f"faithfully, and it would write .grad of the checkpointed layer's parameters. Checkpoint "
+            f"with use_reentrant=False instead (PyTorch recommends it): "
+            f"checkpoint(fn, x, use_reentrant=False), then compute {what} again and step through it.")
+
+
+def freed(what: str, graph: Graph) -> str:
+    """A graph freed by an earlier backward; when part of it was shared with another output, say
+    which tensor to compute again (re-running only the cell of this output would fail again)."""
+    freed_nodes = [n for n in graph.nodes if not n.is_accumulator and _is_freed(n)]
+    labelled = [n.label for n in freed_nodes if n.label and n.label != what]
+    where = (f" The freed part starts at {labelled[0]}, which an earlier backward() already went "
+             f"through: compute {labelled[0]} again (re-run the cell that made it and the cells after "
+             f"it, up to {what})." if labelled else
+             f" Re-run the cells that build {what}, from where its inputs are created.")
+    return (f"{what}'s graph was already used by a backward() and freed: autograd releases the "
+            f"values a graph saved as soon as a backward has used them.{where} To backward twice "
+            f"through shared values, call the first one with .backward(retain_graph=True).")
+
+
+def _is_freed(node) -> bool:
+    try:
+        node.saved
+    except RuntimeError:
+        return False
+    return node.freed
+
+
+def explain(err: BaseException, what: str, graph: Graph) -> str:
+    """The engine's error err, raised while recording the backward of what, as one paragraph."""
+    text = one_line(err)
+    if FREED in text:
+        return freed(what, graph)
+    if "modified by an inplace operation" in text:
+        version = re.search(r"is at version (\d+); expected version (\d+)", text)
+        op = re.search(r"which is output \d+ of (\w+)", text)
+        made = f" (made by {op.group(1)})" if op else ""
+        versions = f"; its version went from {version.group(2)} to {version.group(1)}" if version else ""
+        return (f"a tensor{made} that {what}'s graph saved for backward was changed in place after it "
+                f"was saved{versions}, so the gradient computed from it would be wrong and the engine "
+                f"refuses it. Fix: make that change out of place (y = y + 1 instead of y += 1 or "
+                f"y.add_(1)), or edit a .clone(), then compute {what} again. To find the line: run "
+                f"{code_for(what)}.backward() inside with torch.autograd.detect_anomaly():")
+    nan = re.search(r"Function '(\w+)' returned nan values in its (\d+)\w* output", text)
+    if nan:
+        return (f"anomaly detection is on, and {nan.group(1)} sent on NaN (not a number) while "
+                f"backpropagating {what}: its local derivative is undefined at the values it saved "
+                f"(log or sqrt of 0, 0/0, a huge exp). Fix: keep the input away from that point, e.g. "
+                f"x.clamp_min(1e-12) before log or sqrt, or add a small eps; then compute {what} again.")
+    if "nan" in text.lower() and "anomaly" in text.lower():
+        return f"anomaly detection found NaN while backpropagating {what}: {text}"
+    if "meta" in text.lower():
+        return (f"{what} lives on the meta device: meta tensors have shapes but no values, so the "
+                f"engine has no numbers to compute gradients with. Build it from real tensors "
+                f"(device='cpu') to step through its backward.")
+    if "complex" in text.lower():
+        return (f"backward of {what} failed on complex numbers: {text}. Give a gradient of the same "
+                f"dtype as {what} (complex for a complex {what}, real for a real one).")
+    return (f"the engine failed while backpropagating {what}: {type(err).__name__}: {text[:300]}. "
+            f"Nothing of yours was changed; autograd_lab.explain(err) explains autograd's errors "
+            f"in more detail.")
+
+
+def typed_gradient(output: torch.Tensor, gradient: torch.Tensor, what: str) -> str | None:
+    """Why a gradient of the right shape still cannot start the backward of output, or None."""
+    if gradient.device != output.device:
+        return (f"the gradient is on the {gradient.device.type} device but {what} is on "
+                f"{output.device.type}: give one on the same device, e.g. torch.ones_like({code_for(what)}).")
+    if gradient.is_complex() != output.is_complex():
+        kind = "complex" if gradient.is_complex() else "real"
+        return (f"the gradient is {kind} but {what} is not: its dtype must match {what}'s "
+                f"({str(output.dtype).replace('torch.', '')}), e.g. torch.ones_like({code_for(what)}).")
+    return None

@@ -1,0 +1,173 @@
+"""The learner's own backward hooks during a recording: found, wrapped for the run so the lab can
+say which of them ran on which tensor or module and name the one that fails, and put back after
+(the same hook objects in the same dicts and lists, so hook counts never change).
+
+Their hooks run, as they would in backward(): a hook that changes a gradient changes what the
+engine sends on, and that is what the recording shows."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+from torch.utils.hooks import BackwardHook
+
+from ..graph import Graph, Node
+from ..names import learner_items, name_in
+
+MODULE_HOOK_NODE = "BackwardHookFunctionBackward"
+
+
+class HookFailed(Exception):
+    """A learner's hook raised or returned a gradient of the wrong shape: message names it."""
+
+
+def hook_name(hook) -> str:
+    name = getattr(hook, "__name__", None) or type(hook).__name__
+    return "a lambda" if name == "<lambda>" else name
+
+
+def module_name(module, names: Mapping) -> str:
+    """The learner's name for a module ('model.0'), else its class ('Linear')."""
+    for name, value in learner_items(names):
+        if value is module:
+            return name
+        if isinstance(value, torch.nn.Module):
+            for sub, m in value.named_modules():
+                if m is module and sub:
+                    return f"{name}.{sub}"
+    return type(module).__name__
+
+
+class LearnerHooks:
+    """A context manager over the learner's hooks on one graph. ran: (node, text) in the order they
+    ran; any: whether the graph has hooks of theirs at all (then recorded values are copies)."""
+
+    def __init__(self, graph: Graph, hooked_tensors, names: Mapping, node_dicts):
+        """node_dicts: (node, its dict of post- or pre-hooks, the key of the lab's own hook or None)."""
+        self.ran: list[tuple[Node | None, str]] = []
+        self._dicts: list[tuple[dict, dict]] = []  # (a hook dict, its entries before the run)
+        self._lists: list[tuple[BackwardHook, list, list]] = []
+        for t in hooked_tensors:
+            node = graph.node_of(t.grad_fn) if t.grad_fn is not None else _leaf_node(graph, t)
+            where = name_in(names, t) or (node.label if node is not None and node.label else None)
+            where = where or (f"the tensor made by {node.name}" if node is not None and not node.is_accumulator
+                              else "a leaf")
+            self._wrap_dict(t._backward_hooks, node, lambda h, w=where: f"your hook {hook_name(h)} on {w}",
+                            _tensor_hook)
+        for node, hooks, own in node_dicts:
+            owners = [o for o in (_backward_hook_of(h) for k, h in hooks.items() if k != own) if o is not None]
+            for owner in owners:  # torch's own hooks that call the module's: wrap the module's
+                self._wrap_module(owner, node, names)
+            if not owners:
+                self._wrap_dict(hooks, node, lambda h, n=node: f"your hook {hook_name(h)} on node {n.title}",
+                                _node_hook, own)
+        self.any = bool(self._dicts or self._lists)
+
+    def _wrap_dict(self, hooks: dict, node, describe, wrapper, own=None):
+        before = {k: h for k, h in hooks.items() if k != own}
+        if not before:
+            return
+        self._dicts.append((hooks, before))
+        for key, hook in before.items():
+            hooks[key] = wrapper(hook, node, describe(hook), self.ran)
+
+    def _wrap_module(self, owner: BackwardHook, node: Node, names: Mapping):
+        if any(o is owner for o, _, _ in self._lists):
+            return
+        name = module_name(owner.module, names)
+        node.label = f"backward hook of {name}"
+        self._lists.append((owner, owner.user_hooks, owner.user_pre_hooks))
+        owner.user_hooks = [_module_hook(h, node, f"your backward hook {hook_name(h)} on module {name}", self.ran)
+                            for h in owner.user_hooks]
+        owner.user_pre_hooks = [_module_pre_hook(h, node, f"your backward pre-hook {hook_name(h)} on module {name}",
+                                                 self.ran) for h in owner.user_pre_hooks]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for hooks, before in self._dicts:
+            for key in list(hooks):
+                if key in before:
+                    hooks[key] = before[key]
+        for owner, posts, pres in self._lists:
+            owner.user_hooks, owner.user_pre_hooks = posts, pres
+        return False
+
+
+def _leaf_node(graph: Graph, t):
+    for node in graph.leaves():
+        if node.leaf is t:
+            return node
+    return None
+
+
+def _backward_hook_of(fn):
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, BackwardHook):
+            return value
+    return None
+
+
+def _shapes(got, expected) -> str | None:
+    if isinstance(got, torch.Tensor) and isinstance(expected, torch.Tensor) and got.shape != expected.shape:
+        return f"returned a gradient of shape {tuple(got.shape)} for one of shape {tuple(expected.shape)}"
+    return None
+
+
+def _call(hook, what, args):
+    try:
+        return hook(*args)
+    except HookFailed:
+        raise
+    except Exception as err:
+        raise HookFailed(f"{what} raised {type(err).__name__}: {' '.join(str(err).split())}") from err
+
+
+def _tensor_hook(hook, node, what, ran):
+    def wrapped(grad):
+        ran.append((node, what))
+        out = _call(hook, what, (grad,))
+        wrong = _shapes(out, grad)
+        if wrong:
+            raise HookFailed(f"{what} {wrong}: a hook must return None or a tensor shaped like its grad")
+        return out
+    return wrapped
+
+
+def _node_hook(hook, node, what, ran):
+    def wrapped(*args):
+        ran.append((node, what))
+        return _call(hook, what, args)
+    return wrapped
+
+
+def _module_hook(hook, node, what, ran):
+    def wrapped(module, grad_in, grad_out):
+        ran.append((node, what))
+        out = _call(hook, what, (module, grad_in, grad_out))
+        _check_all(what, out, grad_in)
+        return out
+    return wrapped
+
+
+def _module_pre_hook(hook, node, what, ran):
+    def wrapped(module, grad_out):
+        ran.append((node, what))
+        out = _call(hook, what, (module, grad_out))
+        _check_all(what, out, grad_out)
+        return out
+    return wrapped
+
+
+def _check_all(what, out, given):
+    if out is None:
+        return
+    for g, e in zip(out if isinstance(out, (tuple, list)) else (out,), given):
+        wrong = _shapes(g, e)
+        if wrong:
+            raise HookFailed(f"{what} {wrong}: a hook must return None or gradients shaped like its arguments")
