@@ -1,13 +1,15 @@
-"""The graph view: a backward graph drawn once, with where backprop stops and why."""
+"""The graph view: a backward graph drawn once, with where backprop stops and why, and the
+learner's frozen parameters that take part in it."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import torch
 
 from ..display import View, png
 from ..graph import snapshot
 from ..format import table
+from .cuts import frozen_in, stop_reason
 from .draw import Layout, draw
 from ..names import caller_names, name_in
 from .trace import check_input
@@ -33,7 +35,10 @@ class GraphView(View):
                  table(["id", "node", "sends gradients to"], rows)]
         for node, position in stops:
             lines.append(f"stop at input {position + 1} of node {node.id} ({node.title}): "
-                         f"{self.graph.stop_reason(node, position, self.names)}")
+                         f"{stop_reason(self.graph, node, position, self.names)}")
+        frozen = frozen_in(self.graph, self.names)
+        if frozen:
+            lines.append(f"frozen (requires_grad=False, so no node and no .grad): {', '.join(frozen)}")
         return "\n".join(lines)
 
     def figure(self):
