@@ -71,7 +71,7 @@ def of_graph(y: torch.Tensor, x: torch.Tensor, v=None, names: Mapping | None = N
     """
     _check_tensor(y, y_label, "the output")
     _check_tensor(x, x_label, "the input")
-    if y.grad_fn is None and not (y is x):
+    if y.grad_fn is None and y is not x:
         raise LabInputError(f"{y_label} has no grad_fn: autograd recorded no graph for it, so there is "
                             f"nothing to differentiate. Compute it from {x_label} (which must have "
                             f"requires_grad=True), or pass a function: jacobian(lambda t: ..., {x_label}).")

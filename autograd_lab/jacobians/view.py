@@ -72,7 +72,7 @@ def jacobian_view(y, x, v=None, names: Mapping | None = None, y_label: str | Non
         y_label = y_label or name_in(names, y) or "y"
         return JacobianView(of_graph(y, x, v, names, y_label, x_label))
     if callable(y):
-        f_label = y_label or name_in(names, y) or getattr(y, "__name__", "f")
+        f_label = str(y_label or name_in(names, y) or getattr(y, "__name__", "f"))
         f_label = "f" if f_label == "<lambda>" else f_label
         return JacobianView(of_function(y, x, v, f_label, x_label))
     raise LabInputError(f"jacobian takes a tensor computed from x, or a function of x; got a "
