@@ -2,11 +2,35 @@
 one step: the node, its rule, what arrived, what it sends on, what it saved, and why it ran now."""
 from __future__ import annotations
 
+import torch
+
 from ..graph import Node, label_of
-from ..format import fmt, table
+from ..format import fmt as _fmt, table
 from ..text import esc, html_table
 from .rules import formula
 from .trace import Step, Trace
+
+# Bounds that keep every output small whatever the graph: a walk longer than ROWS shows HEAD steps,
+# the WINDOW around the current one and TAIL, and a node with many inputs names the first PARTS.
+ROWS, HEAD, WINDOW, TAIL, PARTS, LINE = 60, 10, 10, 10, 8, 2000
+
+
+def fmt(value) -> str:
+    """format.fmt, also for tensors whose values cannot be read as a list (sparse, meta)."""
+    if isinstance(value, torch.Tensor):
+        shape = "x".join(str(s) for s in value.shape) or "scalar"
+        dtype = str(value.dtype).replace("torch.", "")
+        if value.device.type == "meta":
+            return f"<{shape} {dtype} on meta: no values>"
+        if value.layout != torch.strided:
+            if value.numel() > 8:
+                return f"<{shape} sparse {dtype}, {value._nnz()} stored values>"
+            return "sparse " + _fmt(value.detach().to_dense())
+    return _fmt(value)
+
+
+def _first(parts: list[str], count: int = PARTS) -> list[str]:
+    return parts if len(parts) <= count else parts[:count] + [f"and {len(parts) - count} more"]
 
 
 def name_of_saved(trace: Trace):
@@ -19,20 +43,61 @@ def sent_on(step: Step) -> str:
         leaf = step.node.label or "leaf"
         return f"{leaf}.grad: {fmt(step.grad_before)} -> {fmt(step.grad_after)}"
     parts = []
-    for (child, _), g in zip(step.node.next, step.grad_inputs):
-        if child is None:
-            parts.append("stop")
-        else:
-            parts.append(f"{fmt(g)} -> {child.label or child.name}")
-    return "; ".join(parts)
+    for (child, _), g in zip(step.node.next[:PARTS], step.grad_inputs):
+        parts.append("stop" if child is None else f"{fmt(g)} -> {child.label or child.name}")
+    more = len(step.node.next) - PARTS
+    return "; ".join(parts + ([f"and {more} more"] if more > 0 else []))
 
 
 def arriving(step: Step) -> str:
-    return "; ".join(fmt(g) for g in step.grad_outputs)
+    more = len(step.grad_outputs) - PARTS
+    return "; ".join([fmt(g) for g in step.grad_outputs[:PARTS]] + ([f"and {more} more"] if more > 0 else []))
 
 
 def walk_rows(trace: Trace, shown: int, first: int = 0):
-    return [[str(s.index + 1), s.node.title, arriving(s), sent_on(s)] for s in trace.steps[first:shown]]
+    return [_row(s) for s in trace.steps[first:shown]]
+
+
+def _row(s: Step) -> list[str]:
+    return [str(s.index + 1), s.node.title, arriving(s), sent_on(s)]
+
+
+def _window(trace: Trace, shown: int, index: int):
+    """The rows of a long walk: its beginning, around step index, its end; None marks a gap.
+    Returns (rows, position of the current row or None)."""
+    if shown <= ROWS:
+        return walk_rows(trace, shown), (index - 1 if index else None)
+    keep = set(range(HEAD)) | set(range(max(shown - TAIL, 0), shown))
+    if index:
+        keep |= set(range(max(index - 1 - WINDOW, 0), min(index + WINDOW, shown)))
+    rows, current, last = [], None, -1
+    for i in sorted(keep):
+        if i != last + 1:
+            rows.append(["...", f"({i - last - 1} steps not shown)", "", ""])
+        if i == index - 1:
+            current = len(rows)
+        rows.append(_row(trace.steps[i]))
+        last = i
+    return rows, current
+
+
+def _rest_note(trace: Trace, shown: int) -> str | None:
+    if shown <= ROWS:
+        return None
+    return (f"(a long walk: shown are its beginning, the steps around the current one and its end; "
+            f"every one of the {shown} steps is in stepper.trace.steps, e.g. stepper.trace.steps[{shown // 2}], "
+            f"and stepper.goto(k) moves the window)")
+
+
+def hooks_line(trace: Trace) -> str | None:
+    """Which of the learner's own hooks ran during the recording, in the order they ran."""
+    if not trace.hooks_ran:
+        return None
+    seen: dict = {}
+    for node, what in trace.hooks_ran:
+        seen[what] = seen.get(what, 0) + 1
+    parts = [what + (f" ({n} times)" if n > 1 else "") for what, n in seen.items()]
+    return "your hooks ran, as in backward(): " + "; ".join(_first(parts))
 
 
 HEADERS = ["#", "node", "gradient arriving (grad_outputs)", "sent on (grad_inputs)"]
@@ -43,20 +108,38 @@ def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = Non
     hide_after limits the rows to the steps already revealed (prediction mode)."""
     shown = len(trace.steps) if hide_after is None else hide_after
     lines = [title]
-    lines.append(table(HEADERS, walk_rows(trace, shown), marks={index - 1: ">"} if index else {}))
+    rows, current = _window(trace, shown, index)
+    lines.append(table(HEADERS, rows, marks={current: ">"} if current is not None else {}))
+    note = _rest_note(trace, shown)
+    if note:
+        lines.append(note)
     if shown < len(trace.steps):
         lines.append(f"({len(trace.steps) - shown} more steps to predict)")
     leaves = [s for s in trace.steps if s.node.is_accumulator]
     if hide_after is None and leaves:
-        lines.append("gradients for the leaves: " + "; ".join(
-            f"{s.node.label or 'leaf ' + str(s.node.id)}: {fmt(s.grad_outputs[0])}" for s in leaves))
+        named = [f"{s.node.label or 'leaf ' + str(s.node.id)}: {fmt(s.grad_outputs[0])}" for s in leaves[:20]]
+        lines.append("gradients for the leaves: " + "; ".join(named) + (
+            f"; and {len(leaves) - 20} more (trace.grad(leaf) gives each)" if len(leaves) > 20 else ""))
+    for extra in (hooks_line(trace), meta_line(trace)):
+        if extra:
+            lines.append(extra)
     return "\n".join(lines)
+
+
+def meta_line(trace: Trace) -> str | None:
+    if trace.output.device.type != "meta":
+        return None
+    return ("a graph on the meta device: its tensors have shapes and dtypes but no values, so the "
+            "walk shows the engine's order and the shapes it sent on, not numbers")
 
 
 def walk_html(trace: Trace, title: str, index: int, hide_after: int | None = None) -> str:
     shown = len(trace.steps) if hide_after is None else hide_after
-    html = html_table(HEADERS, walk_rows(trace, shown), caption=title,
-                      highlight={index - 1} if index else set())
+    rows, current = _window(trace, shown, index)
+    html = html_table(HEADERS, rows, caption=title, highlight={current} if current is not None else set())
+    for extra in (_rest_note(trace, shown), hooks_line(trace), meta_line(trace)):
+        if extra:
+            html += f"<p>{esc(extra)}</p>"
     if shown < len(trace.steps):
         html += f"<p>({len(trace.steps) - shown} more steps to predict)</p>"
     return html
@@ -78,7 +161,7 @@ def why_now(trace: Trace, step: Step) -> str:
         if step.index == 0:
             return "It runs first: backward starts at the node that made the output."
         return "It is the only node ready: every gradient it waits for has arrived."
-    others = ", ".join(n.title for n in ready if n is not step.node)
+    others = ", ".join(_first([n.title for n in ready if n is not step.node]))
     if step.node.is_accumulator:
         return (f"Also ready: {others}. An AccumulateGrad runs as soon as it is ready: the engine "
                 f"gives accumulators the highest priority.")
@@ -111,9 +194,12 @@ def panel_lines(trace: Trace, index: int, reveal: bool = True) -> list[tuple[str
         lines.append(("saved", "freed by a later backward(); re-run the cell that built the graph to see them"))
     elif saved:
         label = name_of_saved(trace)
-        lines.append(("saved", ", ".join(f"{k}={label(v) or fmt(v)}" for k, v in saved)))
+        lines.append(("saved", ", ".join(_first([f"{k}={label(v) or fmt(v)}" for k, v in saved]))))
+    mine = [what for node_, what in trace.hooks_ran if node_ is node]
+    if mine:
+        lines.append(("your hooks", "; ".join(_first(list(dict.fromkeys(mine))))))
     lines.append(("why now", why_now(trace, step)))
-    return lines
+    return [(h, t if len(t) <= LINE else t[:LINE] + " ...") for h, t in lines]
 
 
 def panel_text(trace: Trace, index: int, reveal: bool = True) -> str:

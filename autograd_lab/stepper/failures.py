@@ -148,9 +148,9 @@ def typed_gradient(output: torch.Tensor, gradient: torch.Tensor, what: str) -> s
     """Why a gradient of the right shape still cannot start the backward of output, or None."""
     if gradient.device != output.device:
         return (f"the gradient is on the {gradient.device.type} device but {what} is on "
-                f"{output.device.type}: give one on the same device, e.g. torch.ones_like({code_for(what)}).")
+                f"{output.device.type}: give one on the same device, e.g. torch.ones_like({what}).")
     if gradient.is_complex() != output.is_complex():
         kind = "complex" if gradient.is_complex() else "real"
         return (f"the gradient is {kind} but {what} is not: its dtype must match {what}'s "
-                f"({str(output.dtype).replace('torch.', '')}), e.g. torch.ones_like({code_for(what)}).")
+                f"({str(output.dtype).replace('torch.', '')}), e.g. torch.ones_like({what}).")
     return None

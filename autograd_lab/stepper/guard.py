@@ -115,17 +115,3 @@ def put_back(buffers: list) -> None:
             if b._version != version or not torch.equal(b, value):
                 b.copy_(value)
                 torch._C._autograd._unsafe_set_version_counter((b,), (version,))
-
-
-def protected_read(nodes, found: Found) -> None:
-    """Read what the nodes saved now, while a checkpoint's recomputation can still be undone: in a
-    checkpointed graph reading a saved value runs the forward again."""
-    if not found.checkpoint:
-        return
-    rng, buffers = torch.get_rng_state(), kept_buffers(found)
-    try:
-        for node in nodes:
-            node.saved
-    finally:
-        put_back(buffers)
-        torch.set_rng_state(rng)
