@@ -6,10 +6,11 @@ import pytest
 import torch
 
 from autograd_lab import explain
-from autograd_lab.diagnose.explain import Explanation
+from autograd_lab.explain.faces import explanation_text
+from autograd_lab.explain.view import ExplanationView
 
 
-def caught(fn) -> Explanation:
+def caught(fn) -> ExplanationView:
     with pytest.raises(Exception) as info:
         fn()
     return explain(info.value)
@@ -138,7 +139,7 @@ def test_numpy_fix():
 
 def test_int_requires_grad_fix_rewrites_the_learners_line():
     def run():
-        t = torch.tensor([1, 2, 3], requires_grad=True)
+        t = torch.tensor([1, 2, 3], requires_grad=True)  # noqa: F841  the explainer rewrites this very line
     e = caught(run)
     assert e.kind == "int_requires_grad"
     ns = {"torch": torch}
@@ -160,7 +161,7 @@ def test_nonleaf_grad_warning_and_retain_grad_fix():
     y.sum().backward()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        y.grad
+        _ = y.grad
     e = explain(w[0], names={"y": y})
     assert e.kind == "nonleaf_grad" and "MulBackward0" in e.why and e.category == "UserWarning"
     assert e.fix.startswith("y.retain_grad()")
@@ -219,5 +220,40 @@ def test_explain_rejects_other_input():
 def test_text_shows_original_on_request():
     e = explain("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
                 line="a = z.numpy()")
-    assert "PyTorch said" not in e.text() and "PyTorch said (RuntimeError):" in e.text(show_original=True)
+    assert "PyTorch said" not in e.text() and "PyTorch said (RuntimeError):" in explanation_text(e.model, True)
     assert e.fix == "z.detach().numpy()"
+
+
+def test_explain_returns_a_view_that_stands_in_for_the_explanation():
+    e = explain("Can't call numpy() on Tensor that requires grad", line="a = z.numpy()")
+    assert isinstance(e, ExplanationView) and e.known and e.kind == "numpy_requires_grad"
+    assert repr(e) == e.text() == explanation_text(e.model)
+    assert e.text().startswith("autograd error explained (numpy requires grad)\nnumpy() refused z")
+    assert e.html().startswith('<div class="agl-explain">') and "z.detach().numpy()" in e.html()
+    # the model keeps a one-line repr
+    assert repr(e.model) == "Explanation(numpy_requires_grad: numpy() refused z because it requires grad.)"
+
+
+def test_the_room_named_explain_never_hides_the_function():
+    """autograd_lab/explain/ is a room and autograd_lab.explain a function: whichever is imported
+    first, the function stays reachable (a fresh interpreter, so the import order is the test's)."""
+    import subprocess
+    import sys
+
+    code = ("import autograd_lab.explain.kinds\nimport autograd_lab.explain.view\n"
+            "from autograd_lab.explain.view import run_explained\nimport autograd_lab\n"
+            "from autograd_lab import explain\n"
+            "print(callable(autograd_lab.explain), explain is autograd_lab.explain, "
+            "autograd_lab.explain('Only Tensors of floating point').kind)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "int_requires_grad"]
+
+
+def test_the_rooms_walk_graphs_only_through_the_shared_walker():
+    from pathlib import Path
+
+    rooms = Path(__file__).resolve().parents[1] / "autograd_lab"
+    for path in [*rooms.glob("explain/*.py"), *rooms.glob("profile/*.py")]:
+        source = path.read_text()
+        assert "next_functions" not in source and "_saved_" not in source, path.name
+        assert 'startswith("_")' not in source, path.name  # the learner's names come from names.py

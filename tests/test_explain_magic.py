@@ -99,3 +99,52 @@ def test_explain_errors_false_leaves_other_handlers_alone(ns):
         assert ns.custom_exceptions == (KeyError,)
     finally:
         ns.set_custom_exc((), None)
+
+
+def test_explain_errors_keeps_the_learners_own_handler_and_gives_it_back(ns):
+    import autograd_lab
+
+    seen = []
+
+    def theirs(self, etype, value, tb, tb_offset=None):
+        seen.append(etype.__name__)
+        return ["handled by theirs"]
+    ns.set_custom_exc((KeyError, RuntimeError), theirs)
+    try:
+        autograd_lab.explain_errors(True)
+        autograd_lab.explain_errors(True)  # twice: theirs is still the one given back
+        with capture_output() as cap:
+            ns.run_cell("{}['missing']")  # theirs, not an autograd error: their handler runs
+            ns.run_cell("x.numpy()")  # an autograd error: explained, as asked
+            ns.run_cell("raise RuntimeError('not autograd')")  # theirs again
+            ns.run_cell("1 / 0")  # nobody's: the usual traceback
+        assert seen == ["KeyError", "RuntimeError"]
+        assert texts(cap)[0].startswith("autograd error explained (numpy requires grad)")
+        assert "ZeroDivisionError" in cap.stdout
+        autograd_lab.explain_errors(False)
+        assert ns.custom_exceptions == (KeyError, RuntimeError)
+        with capture_output() as cap:
+            ns.run_cell("x.numpy()")
+        assert seen[-1] == "RuntimeError" and texts(cap) == []
+        autograd_lab.explain_errors(True)
+        ns.run_line_magic("unload_ext", "autograd_lab")  # unloading gives theirs back too
+        ns.run_line_magic("load_ext", "autograd_lab")
+        assert ns.custom_exceptions == (KeyError, RuntimeError)
+        ns.run_cell("{}['again']")
+        assert seen[-1] == "KeyError"
+    finally:
+        ns.set_custom_exc((), None)
+
+
+def test_a_handler_set_after_explain_errors_is_left_alone(ns):
+    import autograd_lab
+
+    def later(self, etype, value, tb, tb_offset=None):
+        return None
+    autograd_lab.explain_errors(True)
+    ns.set_custom_exc((KeyError,), later)
+    try:
+        autograd_lab.explain_errors(False)
+        assert ns.custom_exceptions == (KeyError,)
+    finally:
+        ns.set_custom_exc((), None)

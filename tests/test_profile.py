@@ -151,4 +151,32 @@ def test_gpu_timing_path_synchronises():
     x = torch.randn(64, device="cuda")
     prof = profile_backward(lambda: (w @ x).pow(2).sum(), steps=3, warmup=1)
     assert prof.gpu and prof.node_counts == [prof.node_counts[0]] * 4
-    assert "on a GPU, synchronised" in __import__("autograd_lab.diagnose.faces", fromlist=["x"]).profile_text(prof)
+    assert "on a GPU, synchronised" in prof.text()
+
+
+def test_profile_backward_returns_a_view_that_stands_in_for_the_profile():
+    global h
+    h = torch.zeros(4)
+    prof = profile_backward(rnn_step, steps=2, warmup=0)
+    assert prof.carriers == ["h"] and len(prof.steps) == 2 and prof.model.kind == "carried_history"
+    assert prof.text().startswith("backward profile: 2 steps measured after 0 warm-up (marked *)")
+    assert "verdict: The graph grows by 3 nodes per step" in prof.text()
+    assert prof.html().startswith('<div class="agl-profile">')
+    assert repr(prof.model).startswith("Profile(2 steps, nodes 6 -> 9, carried_history): ")
+
+
+def test_compare_inputs_returns_a_view_with_an_aligned_table():
+    w, data = fresh()
+    comp = compare_inputs(lambda d: (d[:8] @ w).pow(2).mean(), data, steps=1, warmup=0)
+    assert comp.row("detach()").nodes == 4 and comp.verdict == comp.model.verdict
+    lines = comp.text().splitlines()
+    assert lines[0].split("  ")[0] == "variant" and set(lines[1]) == {"-", " "}
+    assert [line.split()[0] for line in lines[2:6]] == ["as", "clone()", "detach()", "clone().detach()"]
+    assert lines[-1] == comp.verdict and "<table" in comp.html()
+    assert repr(comp.model) == f"Comparison(as is, clone(), detach(), clone().detach()): {comp.verdict}"
+
+
+def test_compare_inputs_knows_the_storage_labs_copies():
+    comp = compare_inputs(lambda d: (d * 2).sum(), data, variants=("detach().clone()", "view(-1)"), steps=1)
+    assert [(r.variant, r.nodes, r.shares_storage) for r in comp.rows] == [
+        ("detach().clone()", 0, False), ("view(-1)", 4, True)]

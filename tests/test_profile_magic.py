@@ -62,25 +62,35 @@ def test_figure_and_static_faces_are_shown_outside_a_kernel(ns):
     assert 'class="agl-profile"' in cap.outputs[-1].data["text/html"]
 
 
+def classes(widget) -> list:
+    """The CSS classes a widget carries, as the front end receives them."""
+    return list(widget.get_state()["_dom_classes"])
+
+
 def test_widget_has_the_figure_and_the_classes(ns):
-    from autograd_lab.diagnose.view import profile_cell
+    from autograd_lab.profile.view import profile_cell
 
     view = profile_cell(ns, RNN, steps=2, warmup=0)
-    box = view.build_widget()
-    assert "agl-profile" in box._dom_classes
-    assert [c._dom_classes for c in box.children] == [("agl-profile-figure",), ("agl-profile-text",)]
+    box = view.widget
+    assert "agl-profile" in classes(box)
+    assert [classes(c) for c in box.children] == [["agl-profile-figure"], ["agl-profile-text"]]
+    assert view.carriers == ["h"]  # the view stands in for its profile
 
 
 def test_progress_bar_only_in_a_live_kernel(ns, monkeypatch):
-    from autograd_lab.diagnose import view
+    import ipywidgets
 
-    assert view._progress(5) is None
-    monkeypatch.setattr(view, "live", lambda: True)
+    from autograd_lab.profile import view
+
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
-    bar = view._progress(5)
-    assert bar.max == 5 and shown == [bar] and "agl-profile-progress" in bar._dom_classes
-    bar.close()
+    view.profile_cell(ns, RNN, steps=2, warmup=0)
+    assert shown == []  # not in a kernel: no bar
+    monkeypatch.setattr(view, "live", lambda: True)
+    view.profile_cell(ns, RNN, steps=2, warmup=1)
+    [bar] = shown
+    assert isinstance(bar, ipywidgets.IntProgress) and "agl-profile-progress" in classes(bar)
+    assert (bar.max, bar.value) == (3, 3)
 
 
 def test_a_cell_without_a_final_loss_is_a_usage_error(ns):

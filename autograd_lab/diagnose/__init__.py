@@ -1,1 +1,1 @@
-"""Diagnosis: autograd error messages explained, and why a backward is slow, measured."""
+"""Temporary: see view.py. The rooms are now autograd_lab/explain and autograd_lab/profile."""

@@ -5,29 +5,13 @@ from __future__ import annotations
 
 import re
 
-import torch
-
+from ..graph import FREED, saved_values, walk
+from ..names import learner_tensors
 from . import context as c
-
-_SAVED_GONE = "Trying to backward through the graph a second time"
-
-
-def _nodes(fn):
-    """Every node reachable from fn (depth first, iterative: long graphs must not recurse)."""
-    seen, stack, order = set(), [fn], []
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        stack.extend(child for child, _ in reversed(node.next_functions))
-    return order
 
 
 def _labels(names) -> dict:
-    return {v.grad_fn: k for k, v in names.items()
-            if not k.startswith("_") and isinstance(v, torch.Tensor) and v.grad_fn is not None}
+    return {v.grad_fn: k for k, v in learner_tensors(names) if v.grad_fn is not None}
 
 
 def _title(node, labels) -> str:
@@ -35,17 +19,17 @@ def _title(node, labels) -> str:
     return f"{name} ({labels[node]})" if node in labels else name
 
 
-def _failing_saves(fn, needle: str, names) -> list[str]:
-    """Titles of the nodes whose saved values raise an error containing needle."""
+def _failing_saves(root, needle: str, names) -> list[str]:
+    """Titles of the nodes whose saved values are gone (needle is FREED) or raise an error that
+    contains needle (a saved value changed in place since)."""
     labels, found = _labels(names), []
-    for node in _nodes(fn):
-        for attr in (a for a in dir(node) if a.startswith("_saved_")):
-            try:
-                getattr(node, attr)
-            except RuntimeError as err:
-                if needle in str(err):
-                    found.append(_title(node, labels))
-                    break
+    for node, _ in walk(root):
+        try:
+            hit = saved_values(node)[1] and needle == FREED
+        except RuntimeError as err:  # saved_values raises every error but "freed"
+            hit = needle in str(err)
+        if hit:
+            found.append(_title(node, labels))
     return found
 
 
@@ -56,7 +40,7 @@ def _listing(items) -> str:
 def backward_twice(msg, ctx):
     z = c.backward_target(ctx.statement()) or "z"
     t = ctx.tensor(z)
-    freed = _failing_saves(t.grad_fn, _SAVED_GONE, ctx.names) if t is not None and t.grad_fn else []
+    freed = _failing_saves(t.grad_fn, FREED, ctx.names) if t is not None and t.grad_fn else []
     where = f" ({_listing(freed)} had saved values for it)" if freed else ""
     why = (f"{z}'s graph was freed by the first `{z}.backward()`: to save memory, backward releases the "
            f"values the graph's nodes saved{where}. The second backward walks the same nodes and finds "
@@ -87,14 +71,15 @@ def inplace_modified(msg, ctx):
     version = re.search(r"is at version (\d+); expected version (\d+)", msg)
     dims = tuple(int(d) for d in shape.group(1).replace(" ", "").split(",") if d) if shape else None
     now = int(version.group(1)) if version else None
-    hits = sorted(k for k, v in ctx.names.items() if not k.startswith("_") and isinstance(v, torch.Tensor)
-                  and (dims is None or tuple(v.shape) == dims) and v._version == now and v.is_floating_point())
+    hits = sorted(k for k, v in learner_tensors(ctx.names)
+                  if (dims is None or tuple(v.shape) == dims) and v._version == now and v.is_floating_point())
     name = hits[0] if len(hits) == 1 else None
     what = name or (" or ".join(hits) if hits else "a tensor")
     made = f", made by {op.group(2).lower()}," if op else " (a leaf)"
     z = c.backward_target(ctx.statement()) or "loss"
     t = ctx.tensor(z)
-    savers = _failing_saves(t.grad_fn, "modified by an inplace operation", ctx.names) if t is not None and t.grad_fn else []
+    savers = (_failing_saves(t.grad_fn, "modified by an inplace operation", ctx.names)
+              if t is not None and t.grad_fn else [])
     saver = f"{_listing(savers)} saved it" if savers else "a later operation saved it"
     versions = f" (its version went from {version.group(2)} to {version.group(1)})" if version else ""
     why = (f"{what}{made} was saved in the graph for the backward pass: {saver}. Then it was changed in "
@@ -193,7 +178,7 @@ def gradient_shape(msg, ctx):
 
 
 KINDS = [
-    ("backward_twice", (_SAVED_GONE,), backward_twice),
+    ("backward_twice", (FREED,), backward_twice),
     ("non_scalar", ("grad can be implicitly created only for scalar outputs",), non_scalar),
     ("inplace_modified", ("one of the variables needed for gradient computation has been modified",), inplace_modified),
     ("no_grad_fn", ("element 0 of tensors does not require grad",), no_grad_fn),

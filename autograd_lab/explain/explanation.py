@@ -11,16 +11,12 @@ from . import context as ctxmod
 from .kinds import KINDS
 
 
-@dataclass
+@dataclass(repr=False)
 class Explanation:
     """One explained error. kind is 'unknown' when the lab does not recognise the message.
 
-    >>> import torch
-    >>> try:
-    ...     torch.tensor([1., 2.]).sum().backward()
-    ... except RuntimeError as err:
-    ...     explain(err).kind
-    'no_grad_fn'
+    >>> explanation_of("element 0 of tensors does not require grad", line="q.backward()")
+    Explanation(no_grad_fn: q is not part of any graph: nothing it came from requires grad.)
     """
 
     kind: str
@@ -34,27 +30,18 @@ class Explanation:
     def known(self) -> bool:
         return self.kind != "unknown"
 
-    def text(self, show_original: bool = False) -> str:
-        if not self.known:
-            return f"{self.category}: {self.original}"
-        parts = [f"autograd error explained ({self.kind.replace('_', ' ')})", self.summary, "", "Why: " + self.why, "", "Fix:"]
-        parts += ["    " + line for line in self.fix.splitlines()]
-        if show_original:
-            parts += ["", f"PyTorch said ({self.category}):", "    " + self.original]
-        return "\n".join(parts)
-
     def __repr__(self) -> str:
-        return self.text()
+        return f"Explanation({self.kind}: {self.summary})"
 
 
-def explain(exc, names=None, line: str | None = None) -> Explanation:
+def explanation_of(exc, names=None, line: str | None = None) -> Explanation:
     """Explain an autograd error (an exception, a warning or its message) in terms of the graph.
 
     names: the learner's variables (a notebook's namespace) to name tensors with; by default the
     names visible where the error was raised. line: the failing line, when the traceback lacks it.
 
-    >>> explain(RuntimeError("grad can be implicitly created only for scalar outputs"),
-    ...         line="y.backward()").fix.splitlines()[0]
+    >>> explanation_of(RuntimeError("grad can be implicitly created only for scalar outputs"),
+    ...                line="y.backward()").fix.splitlines()[0]
     'y.sum().backward()'
     """
     message, category, ctx = _message_and_context(exc, names)

@@ -4,6 +4,7 @@ tensor changed in place). Only reads; never evaluates the learner's code."""
 from __future__ import annotations
 
 import ast
+import itertools
 import linecache
 import os
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ import torch
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_cells = itertools.count(1)
 
 
 @dataclass
@@ -56,17 +58,41 @@ def from_exception(exc: BaseException, names=None) -> Context:
     frame, lineno = None, None
     tb = exc.__traceback__
     while tb is not None:
-        filename = os.path.abspath(tb.tb_frame.f_code.co_filename) if not tb.tb_frame.f_code.co_filename.startswith("<") else tb.tb_frame.f_code.co_filename
-        if not (filename.startswith(_TORCH_DIR) or filename.startswith(_LAB_DIR)):
+        filename = tb.tb_frame.f_code.co_filename
+        if not filename.startswith("<"):  # a cell's pseudo-file is the learner's, and has no path
+            filename = os.path.abspath(filename)
+        if not filename.startswith((_TORCH_DIR, _LAB_DIR)):
             frame, lineno = tb.tb_frame, tb.tb_lineno
         tb = tb.tb_next
-    if frame is None:
+    if frame is None or lineno is None:
         return Context("", dict(names or {}))
     seen = dict(frame.f_globals)
     seen.update(frame.f_locals)
     if names:
         seen.update(names)
     return Context(linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals).strip(), seen)
+
+
+def compile_cell(shell, cell: str, tag: str):
+    """The cell as (statements, last expression or None), compiled under a name linecache knows, so
+    tracebacks and explanations can quote the learner's line. shell: anything with transform_cell.
+
+    >>> class Plain:
+    ...     transform_cell = staticmethod(lambda cell: cell)
+    >>> body, last = compile_cell(Plain(), "a = 2\\na * 3", "demo")
+    >>> names = {}
+    >>> exec(body, names); eval(last, names)
+    6
+    """
+    source = shell.transform_cell(cell)
+    tree = ast.parse(source)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    filename = f"<{tag}-{next(_cells)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    body = compile(tree, filename, "exec")
+    return body, (compile(last, filename, "eval") if last is not None else None)
 
 
 def from_warning(filename: str | None, lineno: int | None, names=None) -> Context:

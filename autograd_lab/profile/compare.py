@@ -8,17 +8,23 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import LabInputError
+from ..storage.copies import copies
 from ..tensors import shares_storage
 from . import measure as m
 
-VARIANTS = {
-    "as is": lambda t: t,
-    "clone()": lambda t: t.clone(),
-    "detach()": lambda t: t.detach(),
-    "clone().detach()": lambda t: t.clone().detach(),
-    "detach().clone()": lambda t: t.detach().clone(),
-    ".data": lambda t: t.data,
-}
+AS_IS = "as is"
+
+
+def variants_for(data: torch.Tensor) -> dict:
+    """The ways the data can be passed: as is, or as one of the storage lab's tensor copies
+    (detach(), clone(), clone().detach(), detach().clone(), .data, a view, torch.tensor(a)).
+
+    >>> list(variants_for(torch.ones(2)))[:4]
+    ['as is', 'detach()', 'clone()', 'clone().detach()']
+    """
+    found = {AS_IS: lambda t: t}
+    found.update((c.key, c.take) for c in copies(data) if not c.numpy)
+    return found
 
 
 @dataclass
@@ -59,31 +65,25 @@ class Comparison:
     def verdict(self) -> str:
         small = min(r.last_nodes for r in self.rows)
         cut = [r.variant for r in self.rows if r.last_nodes == small and r.growth == 0]
-        copies = [r.variant for r in self.rows if not r.shares_storage and r.variant not in cut]
+        copied = [r.variant for r in self.rows if not r.shares_storage and r.variant not in cut]
         words = f"Smallest graph ({small} nodes, flat): {', '.join(cut)}."
-        if copies:
-            words += f" A copy alone does not cut the graph: {', '.join(copies)} stays bigger."
+        if copied:
+            words += f" A copy alone does not cut the graph: {', '.join(copied)} stays bigger."
         shared = [r.variant for r in self.rows if r.shares_storage and r.variant in cut]
         if shared:
             words += f" Sharing memory costs nothing: {', '.join(shared)} shares storage with the data."
         return words
 
     def __repr__(self) -> str:
-        head = ["variant", "requires grad", "shares storage", "nodes", "growth/step", "forward", "backward"]
-        body = [[r.variant, str(r.requires_grad), str(r.shares_storage), f"{r.nodes} -> {r.last_nodes}"
-                 if r.last_nodes != r.nodes else str(r.nodes), f"{r.growth:g}", f"{r.forward_ms:.2f} ms",
-                 f"{r.backward_ms:.2f} ms"] for r in self.rows]
-        widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head] + body]
-        return "\n".join(lines + [self.verdict])
+        return f"Comparison({', '.join(r.variant for r in self.rows)}): {self.verdict}"
 
 
-def _variant(spec):
+def _variant(spec, known: dict):
     if isinstance(spec, str):
-        if spec not in VARIANTS:
-            raise LabInputError(f"unknown variant {spec!r}. Use one of {', '.join(map(repr, VARIANTS))}, "
+        if spec not in known:
+            raise LabInputError(f"unknown variant {spec!r}. Use one of {', '.join(map(repr, known))}, "
                                 "or a pair like ('x * 1', lambda t: t * 1)")
-        return spec, VARIANTS[spec]
+        return spec, known[spec]
     if isinstance(spec, tuple) and len(spec) == 2 and callable(spec[1]):
         return str(spec[0]), spec[1]
     raise LabInputError(f"a variant is a name or a (name, function) pair, not {spec!r}. "
@@ -96,7 +96,8 @@ def run_compare(step_fn, data, variants, steps: int, warmup: int) -> Comparison:
                             "Type: compare_inputs(step, data)")
     if steps < 1 or warmup < 0:
         raise LabInputError("steps must be 1 or more and warmup 0 or more. Type: compare_inputs(step, data, steps=5)")
-    specs = [_variant(v) for v in variants]
+    known = variants_for(data)
+    specs = [_variant(v, known) for v in variants]
     return Comparison([_run_one(step_fn, data, name, fn, steps, warmup) for name, fn in specs])
 
 
@@ -114,7 +115,7 @@ def _run_one(step_fn, data, name, fn, steps, warmup) -> Row:
         if not isinstance(loss, torch.Tensor):
             raise LabInputError("the step must return the loss (a tensor with a grad_fn), or (loss, carry). "
                                 "Type: compare_inputs(lambda d: model(d).pow(2).mean(), data)")
-        nodes = m.reachable(loss.grad_fn)  # empty when nothing in the step requires grad
+        nodes = m.reachable(loss)  # empty when nothing in the step requires grad
         counts.append(len(nodes))
         leaves = m.leaves_of(nodes)
         clock.start()

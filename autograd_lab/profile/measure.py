@@ -8,27 +8,23 @@ import types
 
 import torch
 
+from ..graph import walk
 
-def reachable(fn) -> set:
-    """Every node reachable from the node fn (fn included); empty for None. Iterative, for long graphs.
+
+def reachable(root) -> set:
+    """Every node backward walks from root (a tensor or a node), root included; empty for None.
 
     >>> x = torch.ones(2, requires_grad=True)
-    >>> len(reachable((x * 2).sum().grad_fn))
+    >>> len(reachable((x * 2).sum()))
     3
     """
-    seen, stack = set(), [fn]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(child for child, _ in node.next_functions)
-    return seen
+    return {fn for fn, _ in walk(root)}
 
 
 def leaves_of(nodes) -> list[torch.Tensor]:
-    """The leaf tensors whose accumulators are among nodes, in a stable order (creation order)."""
-    found = [n for n in nodes if not n.next_functions and hasattr(n, "variable")]
+    """The leaf tensors whose accumulators are among nodes (an accumulator holds its leaf as
+    .variable), in a stable order: creation order."""
+    found = [n for n in nodes if hasattr(n, "variable")]
     return [n.variable for n in sorted(found, key=lambda n: n._sequence_nr())]
 
 
@@ -43,7 +39,7 @@ class Clock:
 
     def __init__(self, cuda: bool = False):
         self.cuda = cuda and torch.cuda.is_available()
-        self.last = None
+        self.last = 0.0
 
     def start(self) -> None:
         self.last = self._now()
@@ -74,7 +70,7 @@ def closure_watch(step_fn):
     code = getattr(step_fn, "__code__", None)
     if code is None:
         return lambda: {}
-    cells = dict(zip(code.co_freevars, step_fn.__closure__ or ()))
+    cells = dict(zip(code.co_freevars, step_fn.__closure__ or (), strict=False))
     wanted = code_names(code)
     glob = step_fn.__globals__
 
