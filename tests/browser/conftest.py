@@ -119,7 +119,7 @@ class LabServer:
                f"--LabApp.user_settings_dir={self.base / 'settings'}",
                f"--LabApp.workspaces_dir={self.base / 'workspaces'}",
                # lets the tests run Lab commands (run all cells) and read the notebook model
-               "--LabApp.expose_app_in_browser=True",
+               "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True",
                "--ServerApp.open_browser=False", "--LabApp.news_url=None"]
         if hasattr(os, "getuid") and os.getuid() == 0:
             cmd.append("--allow-root")
@@ -169,6 +169,10 @@ class LabServer:
     def url(self, path: str, workspace: str) -> str:
         return f"http://127.0.0.1:{self.port}/lab/workspaces/{workspace}/tree/{path}?token={self.token}"
 
+    def notebook7_url(self, path: str) -> str:
+        """The same server, as Jupyter Notebook 7 (the notebook package's front end) shows a notebook."""
+        return f"http://127.0.0.1:{self.port}/notebooks/{path}?token={self.token}"
+
     def log_tail(self, lines: int = 40) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
@@ -217,11 +221,21 @@ def browser(chromium_path):
 @pytest.fixture
 def lab(request, lab_server, browser):
     """A fresh browser page on the session's JupyterLab; a screenshot is saved when the test ends."""
+    workspace = "w-" + request.node.name.replace("[", "-").replace("]", "").replace("_", "-")
+    yield from _page(request, lab_server, browser, lambda path: lab_server.url(path, workspace))
+
+
+@pytest.fixture
+def notebook7(request, lab_server, browser):
+    """A fresh browser page on the same server in Jupyter Notebook 7 (the same widgets, another shell)."""
+    yield from _page(request, lab_server, browser, lab_server.notebook7_url)
+
+
+def _page(request, lab_server, browser, url_for):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    workspace = "w-" + request.node.name.replace("[", "-").replace("]", "").replace("_", "-")
-    driver = LabPage(page, lambda path: lab_server.url(path, workspace), FIXTURES_DIR)
+    driver = LabPage(page, url_for, FIXTURES_DIR)
     try:
         yield driver
     finally:
