@@ -1,0 +1,131 @@
+"""Exercises for lesson 07: which parameters get .grad when a layer is frozen, which ways of
+running a model record a graph (eval() does not stop it), and which no-graph tensor can later be
+used in autograd. Every expected answer is what torch does when the code runs."""
+from __future__ import annotations
+
+from ..choices import FlagsForm, NamesForm
+from ..exercise import Diagnoser, Exercise
+from ..registry import register
+from ..run import has_grad, outcome, run
+
+FROZEN = """torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+model[0].requires_grad_(False)      # freeze the first layer
+x = torch.randn(4, 2)
+loss = model(x).pow(2).mean()
+loss.backward()"""
+PARAMS = ["model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"]
+
+
+@register("frozen_grads", "Which parameters get .grad when a layer is frozen", place=700)
+def frozen_grads(seed=None) -> Exercise:
+    ns = run(FROZEN)
+    expected = frozenset(p for p in PARAMS if has_grad(ns, p))
+    form = NamesForm(PARAMS, aliases={"model.0": PARAMS[:2], "model.2": PARAMS[2:]})
+    diagnosers = [
+        Diagnoser("model.0's parameters have requires_grad=False: autograd records no node for them, "
+                  "so backward() never reaches them and their .grad stays None.",
+                  when=lambda v: bool(v & {"model.0.weight", "model.0.bias"})),
+        Diagnoser("Freezing the first layer does not stop the gradient from reaching the layers after "
+                  "it: model.2 still requires grad and is used to compute loss.",
+                  when=lambda v: not v >= {"model.2.weight", "model.2.bias"}),
+    ]
+    solution = ("Receive a gradient: model.2.weight, model.2.bias.\n"
+                "requires_grad_(False) on model[0] makes its output a tensor without a graph (x does not "
+                "require grad either), so the graph of loss starts at model[2]: %graph loss shows a stop "
+                "where model[0]'s output enters, and model.0's .grad stays None. An optimizer over all "
+                "parameters skips those whose .grad is None.")
+    return Exercise(
+        name="frozen_grads", title="", intro="Fine-tuning the last layer: the first one is frozen.",
+        setup=FROZEN, question=f"Which of {', '.join(PARAMS)} have a .grad that is not None afterwards?",
+        answer_form="a set of names as strings (\"model.0\" or \"model.2\" stands for both of its parameters)",
+        form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
+        kind="the set of parameters",
+        hints=["A parameter with requires_grad=False gets no AccumulateGrad node.",
+               "Follow loss back: which layers' parameters were used, and which of them require grad?"],
+        praise="Frozen parameters get no node and no .grad; the rest of the network trains as usual.")
+
+
+MODES = {
+    "no_grad": "with torch.no_grad():\n    out = model(x)",
+    "inference_mode": "with torch.inference_mode():\n    out = model(x)",
+    "eval": "model.eval()\nout = model(x)",
+    "detach": "out = model(x).detach()",
+}
+MODEL = "torch.manual_seed(0)\nmodel = torch.nn.Linear(2, 1)\nx = torch.randn(3, 2)"
+
+
+@register("which_mode_records", "Which ways of running a model record a graph", place=710)
+def which_mode_records(seed=None) -> Exercise:
+    keys = list(MODES)
+    expected = tuple(bool(run(f"{MODEL}\n{MODES[k]}")["out"].requires_grad) for k in keys)
+    setup = MODEL + "\n\n" + "\n\n".join(f"# {k}\n{code}" for k, code in MODES.items())
+    eval_at = keys.index("eval")
+    diagnosers = [
+        Diagnoser("model.eval() only switches layers such as dropout and batch norm to their "
+                  "evaluation behaviour: autograd still records the forward pass.",
+                  when=lambda v: v[eval_at] != expected[eval_at]),
+        Diagnoser("Under no_grad and inference_mode nothing is recorded, and detach() returns a tensor "
+                  "outside the graph: none of the three requires grad.",
+                  when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != eval_at)),
+    ]
+    solution = ("out.requires_grad: " + _answers(keys, expected) + ".\nOnly the grad modes (no_grad, "
+                "inference_mode) and detach() give a tensor without a graph. eval() changes what "
+                "dropout and batch norm do, not whether autograd records: "
+                "for evaluation use model.eval() together with torch.no_grad() or torch.inference_mode().")
+    return Exercise(
+        name="which_mode_records", title="", intro="Four ways to run the same layer, each on a fresh model.",
+        setup=setup, question="In each case, does out require grad (does it carry a graph)? "
+                              f"Answer in the order {', '.join(keys)}.",
+        answer_form=f"four yes/no answers in the order ({', '.join(keys)})", form=FlagsForm(keys),
+        expected=expected, diagnosers=diagnosers, solution_text=solution, kind="the four yes/no answers",
+        hints=["Which of the four changes autograd's recording, and which changes only the layers' behaviour?",
+               "model.eval() sets model.training = False; it does not touch requires_grad."],
+        praise="eval() is about dropout and batch norm; no_grad, inference_mode and detach() are about the graph.")
+
+
+TARGET = """torch.manual_seed(0)
+model = torch.nn.Linear(2, 2)
+x, x2 = torch.randn(3, 2), torch.randn(3, 2)
+{make}
+loss = (model(x) * target).mean()   # multiplication saves target for backward
+loss.backward()"""
+MAKES = {
+    "no_grad": "with torch.no_grad():\n    target = model(x2)",
+    "inference_mode": "with torch.inference_mode():\n    target = model(x2)",
+    "detach": "target = model(x2).detach()",
+}
+
+
+@register("target_without_graph", "A target made without a graph, then used in a loss", place=720)
+def target_without_graph(seed=None) -> Exercise:
+    keys = list(MAKES)
+    expected = tuple(outcome(TARGET.format(make=MAKES[k]))[1] is None for k in keys)
+    setup = TARGET.format(make="# target is made in one of three ways:\n"
+                               + "\n".join(f"#   {k}: {code.splitlines()[-1].strip()}" for k, code in MAKES.items()))
+    at = keys.index("inference_mode")
+    diagnosers = [
+        Diagnoser("A tensor made under torch.inference_mode() is an inference tensor: autograd refuses "
+                  "to save it for backward (\"Inference tensors cannot be saved for backward\"), and "
+                  "the multiplication needs to save target.", when=lambda v: v[at] != expected[at]),
+        Diagnoser("A tensor made under no_grad, or by detach(), is an ordinary tensor that does not "
+                  "require grad: it can be used, and saved, in a later graph.",
+                  when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
+    ]
+    solution = ("Works: " + _answers(keys, expected) + ".\n"
+                "no_grad and detach() give normal tensors without a graph. inference_mode gives inference "
+                "tensors, faster to make but barred from autograd later: a node may not save one. Use "
+                "inference_mode only for values that never meet autograd again.")
+    return Exercise(
+        name="target_without_graph", title="",
+        intro="A target computed by the model itself, without a graph, used in a loss.",
+        setup=setup, question=f"Does loss.backward() run without an error when target is made with {', '.join(keys)}?",
+        answer_form=f"three yes/no answers in the order ({', '.join(keys)})", form=FlagsForm(keys),
+        expected=expected, diagnosers=diagnosers, solution_text=solution, kind="the three yes/no answers",
+        hints=["All three give a target that does not require grad. Are they all ordinary tensors?",
+               "Look at target.is_inference() in each case."],
+        praise="no_grad and detach() for values used again; inference_mode for values that never meet autograd.")
+
+
+def _answers(keys: list[str], flags: tuple) -> str:
+    return ", ".join(f"{k}: {'yes' if e else 'no'}" for k, e in zip(keys, flags, strict=True))

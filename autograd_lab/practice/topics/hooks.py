@@ -1,0 +1,115 @@
+"""Exercises for lesson 08: a hook that changes a gradient, retain_grad() beside a hook, and using
+hooks to find the layer whose gradient explodes. Every expected answer is what torch does."""
+from __future__ import annotations
+
+from ...format import fmt
+from ..choices import ChoiceForm
+from ..exercise import Diagnoser, Exercise
+from ..forms import PartsForm, TensorForm
+from ..registry import register
+from ..run import run, tensor_code
+
+X_LINE = tensor_code("x", [1.0, 2.0, 3.0])
+
+
+@register("hook_doubles", "A hook that doubles a gradient", place=800)
+def hook_doubles(seed=None) -> Exercise:
+    setup = f"{X_LINE}\ny = x * 3\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
+    ns = run(setup)
+    expected = ns["x"].grad.clone()
+    plain = run(f"{X_LINE}\n(x * 3).sum().backward()")["x"].grad
+    diagnosers = [
+        Diagnoser("This is the gradient without the hook. A hook that returns a tensor replaces the "
+                  "gradient flowing through y, and everything before y sees the new one.", plain),
+        Diagnoser("The hook doubles what arrives at y (ones), and MulBackward0 then multiplies by 3.",
+                  plain * 4),
+        Diagnoser("This is what arrives at y after the hook; x.grad is that times dy/dx = 3.",
+                  plain * 2 / 3),
+    ]
+    hints = ["Without the hook, x.grad = 3 for each element.",
+             "The hook runs when y's gradient is ready, before it goes on to x, and its return value replaces it."]
+    solution = (f"y.sum() sends ones to y; the hook makes them twos; MulBackward0 multiplies by 3: "
+                f"x.grad = {fmt(expected)} (without the hook {fmt(plain)}).")
+    return Exercise(
+        name="hook_doubles", title="", intro="A tensor hook on y that returns a new gradient.",
+        setup=setup, question="What is x.grad?", answer_form="x.grad: a float tensor with x's shape (3,)",
+        form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
+        diagnosers=diagnosers, praise="A hook's return value replaces the gradient for everything upstream.")
+
+
+@register("retain_grad_and_hook", "retain_grad() and a hook on the same tensor", place=810)
+def retain_grad_and_hook(seed=None) -> Exercise:
+    setup = (f"{X_LINE}\nh = x * 2\nh.retain_grad()\nh.register_hook(lambda g: g + 1)\n"
+             "z = (h**2).sum()\nz.backward()")
+    ns = run(setup)
+    hg, xg = ns["h"].grad.clone(), ns["x"].grad.clone()
+    raw = 2 * ns["h"].detach()
+    form = PartsForm([("h.grad", TensorForm("h.grad", "h")), ("x.grad", TensorForm("x.grad"))])
+    diagnosers = [
+        Diagnoser("You swapped the two: h.grad first, then x.grad.", (xg, hg)),
+        Diagnoser("h.grad is what h's gradient became after every hook: retain_grad() stores it last, "
+                  "whenever it was called.", part=0, value=raw),
+        Diagnoser("x.grad is h's (hooked) gradient times dh/dx = 2.", part=1, value=2 * raw),
+        Diagnoser("x.grad is h's gradient times dh/dx = 2.", part=1, value=hg),
+    ]
+    hints = ["dz/dh = 2h. Which value does h.grad keep: before or after the hook adds 1?",
+             "retain_grad() keeps the gradient after every other hook on the tensor has run."]
+    solution = (f"dz/dh = 2h = {fmt(raw)}; the hook adds 1; h.grad keeps the result, {fmt(hg)} (retain_grad "
+                f"stores it after the other hooks, even though it was called first). x.grad = 2 * h.grad = {fmt(xg)}.")
+    return Exercise(
+        name="retain_grad_and_hook", title="", intro="h keeps its gradient (retain_grad) and has a hook that adds 1.",
+        setup=setup, question="What are h.grad and x.grad?",
+        answer_form="the pair (h.grad, x.grad), each a tensor of shape (3,)", form=form, expected=(hg, xg),
+        hints=hints, solution_text=solution, diagnosers=diagnosers, kind="the pair of gradients",
+        praise="retain_grad() stores the gradient after every other hook of the tensor.")
+
+
+EXPLODE = """torch.manual_seed(0)
+net = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(4)])
+bad = int(torch.randint(0, 4, (1,)))   # one layer was initialised badly: which one is your job
+with torch.no_grad():
+    net[bad].weight.mul_(50)
+x = torch.randn(8, 4, requires_grad=True)   # so that net[0] sends a gradient back too
+loss = net(x).pow(2).mean()"""
+FIND = """
+ratios = {}
+for i, layer in enumerate(net):
+    layer.register_full_backward_hook(
+        lambda m, g_in, g_out, i=i: ratios.__setitem__(i, (g_in[0].norm() / g_out[0].norm()).item()))
+loss = net(x).pow(2).mean()
+loss.backward()"""
+LETTERS = "abcd"
+
+
+@register("exploding_layer", "A hook finds the layer whose gradient explodes", place=820)
+def exploding_layer(seed=None) -> Exercise:
+    setup = EXPLODE
+    ns = run(setup + FIND)
+    ratios, net = ns["ratios"], ns["net"]
+    options = {LETTERS[i]: f"net[{i}]" for i in range(4)}
+    expected = LETTERS[max(ratios, key=lambda i: ratios[i])]
+    weight_norms = {i: float(layer.weight.grad.norm()) for i, layer in enumerate(net)}
+    biggest_weight_grad = LETTERS[max(weight_norms, key=lambda i: weight_norms[i])]
+    diagnosers = [
+        Diagnoser("That layer has the biggest weight gradient, but it is not where the gradient grows: "
+                  "a weight's gradient is (its input) times (the gradient at its output), so one bad "
+                  "layer inflates the weight gradients of its neighbours. Compare, for each layer, the "
+                  "norm of the gradient it sends back (grad_input) with the one it received (grad_output).",
+                  when=lambda v: v == biggest_weight_grad != expected),
+    ]
+    shown = ", ".join(f"net[{i}]: {ratios[i]:.2f}" for i in sorted(ratios))
+    at = LETTERS.index(expected)
+    solution = (f"A full backward hook on each layer sees grad_output (what arrives) and grad_input (what it "
+                f"sends back). Their norm ratio per layer: {shown}. The gradient grows at net[{at}] "
+                f"({expected}).\n{FIND.strip()}\nprint(ratios)")
+    return Exercise(
+        name="exploding_layer", title="", intro="Four layers; one of them has weights 50 times too big.",
+        setup=setup, question="Use a hook to find the layer at which the gradient flowing back grows the most "
+                              "(the norm of what it sends back over the norm of what it received).\n"
+                              + ChoiceForm(options).describe(),
+        answer_form="the letter of the layer", form=ChoiceForm(options),
+        expected=expected, diagnosers=diagnosers, solution_text=solution, kind="the layer",
+        hints=["layer.register_full_backward_hook(fn) calls fn(module, grad_input, grad_output) during backward().",
+               "In the hook, compare grad_input[0].norm() with grad_output[0].norm(); register it on every layer "
+               "before a fresh forward and backward."],
+        praise="A hook per layer shows where a gradient blows up without changing anything.")
