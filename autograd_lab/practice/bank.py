@@ -8,6 +8,7 @@ from ..errors import LabInputError
 from .exercise import Exercise
 from .registry import Entry, registered
 from .topics import calls, flow, powers  # noqa: F401  (importing them registers their exercises)
+from .topics import own_backward  # noqa: F401  (the implement-a-backward exercises)
 from .topics import freezing, hooks, vjp  # noqa: F401  (lessons 06 to 08)
 
 
