@@ -89,7 +89,7 @@ WRONG = {
         (lambda g, x, y: (g * x, g * y), "For x and y you multiplied by the input itself"),
         (lambda g, x, y: (g * y, g * y), "For y you multiplied by the input itself"),
         (lambda g, x, y: (g * y, -g * x), "sign of your gradient for y is flipped"),
-        (lambda g, x, y: (y.clone(), x.clone()), "gradient for x and y is what it would be if grad_output were all ones"),
+        (lambda g, x, y: (y.clone(), x.clone()), "for x and y is what it would be if grad_output were all ones"),
     ],
     "backward_broadcast_add": [
         (lambda g, x, b: (g, g.clone()), "gradient for b has the output's shape"),

@@ -153,7 +153,8 @@ def _as_tuple(result, count: int) -> tuple:
                         + ("one tensor, the gradient for the input." if count == 1 else
                            f"a tuple of {count} tensors, one gradient per input, in order."))
     if len(result) != count:
-        raise WrongForm(f"Your backward returned {len(result)} values; return {count}, one gradient per input, in order.")
+        raise WrongForm(f"Your backward returned {len(result)} values; return {count}, one gradient per "
+                        "input, in order.")
     return tuple(result)
 
 

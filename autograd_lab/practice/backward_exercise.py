@@ -91,7 +91,8 @@ def backward_exercise(op: Op, cases: list[Case], specific: list[tuple[str, objec
     ('correct', 'Incorrect. The sign of your gradient for x i')
     """
     expected = engine(op, cases)
-    mistakes = [mistake(op, cases, message, wrong) for message, wrong in specific] + standard_mistakes(op, cases, expected)
+    mistakes = [mistake(op, cases, message, wrong) for message, wrong in specific]
+    mistakes += standard_mistakes(op, cases, expected)
     shapes = "; ".join(" and ".join(shape_text(t.shape) for t in c.inputs) for c in cases)
     praise = (f"Your backward agrees with the engine (torch.autograd.grad) and with finite differences "
               f"(torch.autograd.gradcheck) on {len(cases)} random inputs of shapes {shapes}.")
