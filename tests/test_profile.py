@@ -180,3 +180,87 @@ def test_compare_inputs_knows_the_storage_labs_copies():
     comp = compare_inputs(lambda d: (d * 2).sum(), data, variants=("detach().clone()", "view(-1)"), steps=1)
     assert [(r.variant, r.nodes, r.shares_storage) for r in comp.rows] == [
         ("detach().clone()", 0, False), ("view(-1)", 4, True)]
+
+
+def test_steps_are_bounded_and_nothing_runs_when_refused():
+    ran = []
+    with pytest.raises(LabInputError, match=r"at most 10000.*Type: profile_backward\(step, steps=20\)"):
+        profile_backward(lambda: ran.append(1), steps=1_000_000_000)
+    with pytest.raises(LabInputError, match="at most 10000"):
+        profile_backward(lambda: ran.append(1), steps=10_000, warmup=1)
+    with pytest.raises(LabInputError, match="steps must be 1 or more"):
+        profile_backward(lambda: ran.append(1), steps=2.5)
+    assert ran == []
+
+
+def test_a_time_budget_stops_the_run_and_says_so():
+    import time
+
+    def slow_step():
+        time.sleep(0.05)
+        return (W * 2).sum()
+    prof = profile_backward(slow_step, steps=5, warmup=1, budget=0.01)
+    assert len(prof.steps) == 1 and prof.budget == 0.01 and prof.planned == 6
+    assert "stopped after 1 of 6 steps: the time budget of 0.01 s was used up" in prof.text()
+    full = profile_backward(data_step, steps=2, warmup=0)
+    assert full.budget is None and "stopped after" not in full.text()
+
+
+@pytest.mark.parametrize("budget", [0, -1, "soon", True, None])
+def test_a_budget_must_be_a_positive_number(budget):
+    with pytest.raises(LabInputError, match="budget is the time the profiler may take"):
+        profile_backward(data_step, steps=1, budget=budget)
+
+
+def test_a_step_that_calls_backward_itself_is_profiled_as_it_is():
+    w = torch.nn.Parameter(torch.ones(3))
+    x = torch.tensor([1., 2., 3.])
+    real_backward = torch.autograd.backward
+
+    def step():
+        loss = (w * x).sum()
+        loss.backward()
+        return loss
+    prof = profile_backward(step, steps=3, warmup=1)
+    assert prof.own_backward and prof.kind == "flat" and prof.failed is None
+    assert prof.node_counts == [3, 3, 3, 3]
+    # its own backward ran once per step and the profiler added none: torch says 4 * x
+    assert torch.equal(w.grad, 4 * x)
+    assert all(s.backward_ms > 0 for s in prof.steps)  # timed, not the 0.00 of a failed step
+    assert "measured after 1 warm-up (marked *), the step's own backward()" in prof.text()
+    assert torch.autograd.backward is real_backward
+
+    def step_without_result():
+        torch.autograd.backward((w * x).sum())
+    w.grad = None
+    assert profile_backward(step_without_result, steps=2, warmup=0).node_counts == [3, 3]
+    assert torch.equal(w.grad, 2 * x)
+
+
+def test_a_step_whose_own_backward_carries_history_fails_with_the_detach_fix():
+    global h
+    h = torch.zeros(4)
+
+    def own_rnn_step():
+        global h
+        h = torch.tanh(W @ h + inp)
+        h.pow(2).sum().backward()
+    prof = profile_backward(own_rnn_step, steps=3, warmup=0)
+    assert prof.kind == "failed" and len(prof.steps) == 2 and prof.carriers == ["h"]
+    assert "backward failed at step 2: Trying to backward through the graph a second time" in prof.verdict
+    assert prof.fix.startswith("h = h.detach()")
+    W.grad = None
+
+
+def test_a_failed_backward_gets_the_explainers_fix_not_an_undefined_name():
+    w = torch.nn.Parameter(torch.ones(3))
+
+    def twice():
+        loss = (w * w).sum()
+        loss.backward()
+        loss.backward()
+    prof = profile_backward(twice, steps=2, warmup=0)
+    assert prof.kind == "failed" and len(prof.steps) == 1
+    assert "explain(err)" not in prof.fix and "loss.backward(retain_graph=True)" in prof.fix
+    with pytest.raises(ZeroDivisionError):  # an error outside backward is the learner's own
+        profile_backward(lambda: 1 / 0, steps=1)

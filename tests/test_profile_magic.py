@@ -98,3 +98,29 @@ def test_a_cell_without_a_final_loss_is_a_usage_error(ns):
         ns.run_cell_magic("backward_profile", "", "loss = (W @ inp).sum()")
     with pytest.raises(UsageError, match="--steps takes a whole number"):
         ns.run_cell_magic("backward_profile", "--steps many", RNN)
+
+
+def test_steps_beyond_the_bound_are_refused_before_the_cell_runs(ns):
+    ns.run_cell("runs = 0")
+    with pytest.raises(UsageError, match=r"at most 10000.*Type: %%backward_profile --steps 20"):
+        ns.run_cell_magic("backward_profile", "--steps 1000000000", "runs += 1\n" + RNN)
+    assert ns.user_ns["runs"] == 0
+
+
+def test_a_cell_that_calls_backward_itself_is_profiled_as_it_is(ns):
+    before = ns.user_ns["W"].detach().clone()
+    out = text(profile(ns, "loss = (W @ inp).pow(2).sum()\nloss.backward()\nopt.step()\nopt.zero_grad()"))
+    assert "the step's own backward()" in out and "graph: 4 -> 4 nodes (flat)" in out
+    assert "failed" not in out and "explain(err)" not in out
+    assert not torch_equal(ns.user_ns["W"], before)  # the training step really ran, 5 times
+
+
+def test_the_budget_flag_stops_the_run(ns):
+    cap = profile(ns, "import time\ntime.sleep(1.05)\n" + RNN, line="--steps 3 --warmup 0 --budget 1")
+    assert "stopped after 1 of 3 steps: the time budget of 1 s was used up" in text(cap)
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return torch.equal(a, b)

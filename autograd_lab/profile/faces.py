@@ -26,9 +26,12 @@ def _facts(prof) -> list[str]:
     counts = prof.node_counts
     warm = sum(s.warmup for s in prof.steps)
     measured = len(prof.steps) - warm
+    how = "the step's own backward()" if prof.own_backward else f"backward(retain_graph={prof.retain_graph})"
     lines = [f"backward profile: {measured} step{'s' if measured != 1 else ''} measured after "
-             f"{warm} warm-up (marked *), "
-             f"backward(retain_graph={prof.retain_graph}){' on a GPU, synchronised' if prof.gpu else ''}"]
+             f"{warm} warm-up (marked *), {how}{' on a GPU, synchronised' if prof.gpu else ''}"]
+    if prof.budget is not None:
+        lines.append(f"stopped after {len(prof.steps)} of {prof.planned} steps: the time budget of "
+                     f"{prof.budget:g} s was used up (give a bigger budget to run them all)")
     if counts:
         grows = f"grows by {prof.growth:g} per step" if prof.growth else "flat"
         lines.append(f"graph: {counts[0]} -> {counts[-1]} nodes ({grows})")

@@ -33,6 +33,9 @@ class Profile:
     gpu: bool = False
     retain_graph: bool = True
     failed: str | None = None  # the error that stopped the run, if any
+    own_backward: bool = False  # the step called backward() itself; the profiler called none
+    planned: int = 0  # steps asked for, warm-up included
+    budget: float | None = None  # the time budget, in seconds, when it stopped the run early
     kind: str = ""
     verdict: str = ""
     fix: str = ""

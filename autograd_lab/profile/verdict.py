@@ -3,6 +3,8 @@ that failed, history carried across steps, data that requires grad, data that ar
 or nothing), the evidence in node counts, and the fix as code. Uses no timing, so it is deterministic."""
 from __future__ import annotations
 
+from ..explain.explanation import explanation_of
+
 
 def _names(names) -> str:
     names = list(names)
@@ -12,6 +14,18 @@ def _names(names) -> str:
 def _growth(prof) -> str:
     g = prof.growth
     return f"{g:g}"
+
+
+def failure_fix(message: str) -> str:
+    """The fix for a backward that failed, in the explainer's words (the loss named `loss`).
+
+    >>> print(failure_fix("grad can be implicitly created only for scalar outputs").splitlines()[0])
+    loss.sum().backward()
+    >>> failure_fix("something else went wrong")
+    "# run one step by itself to read PyTorch's whole message"
+    """
+    explained = explanation_of(message, line="loss.backward()")
+    return explained.fix if explained.known else "# run one step by itself to read PyTorch's whole message"
 
 
 def judge(prof) -> None:
@@ -29,7 +43,7 @@ def judge(prof) -> None:
         prof.verdict = f"backward failed at step {step}: {first}."
         who = prof.carriers or [n for s in prof.steps for n in s.carried]
         prof.fix = (f"{who[0]} = {who[0]}.detach()   # at the start of the step: keep the value, drop the history"
-                    if who else "autograd_lab.explain(err)   # explains the error and its fix")
+                    if who else failure_fix(prof.failed))
     elif prof.growth > 0:
         prof.kind = "carried_history"
         if prof.carriers:
@@ -38,7 +52,7 @@ def judge(prof) -> None:
             prof.verdict = (f"The graph grows by {_growth(prof)} nodes per step ({first} -> {last}): {who} "
                             f"{verb} history from one step into the next, so every backward walks back "
                             f"through all earlier steps and gets slower each step.")
-            if prof.retain_graph:
+            if prof.retain_graph and not prof.own_backward:
                 prof.verdict += (" (Without retain_graph=True, the second backward would fail with "
                                  "'Trying to backward through the graph a second time'.)")
             prof.fix = "\n".join(f"{n} = {n}.detach()   # at the start of the step: keep the value, drop the history"

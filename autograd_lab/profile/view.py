@@ -11,7 +11,7 @@ from . import faces
 from .compare import Comparison, run_compare
 from .measure import parameters_in
 from .records import Profile
-from .run import profile_steps
+from .run import BUDGET, check, profile_steps
 
 
 class ProfileView(ModelView):
@@ -66,10 +66,12 @@ class ComparisonView(ModelView):
         return faces.comparison_html(self.model)
 
 
-def profile_backward(step_fn, steps: int = 20, warmup: int = 2, *, watch=None, params=None,
-                     retain_graph: bool = True, on_step=None) -> ProfileView:
-    """Run step_fn() (a training step's forward, returning the loss) `steps` times, call backward
-    on each loss, and measure. The first `warmup` steps are reported as warm-up.
+def profile_backward(step_fn, steps: int = 20, warmup: int = 2, *, budget: float = BUDGET, watch=None,
+                     params=None, retain_graph: bool = True, on_step=None) -> ProfileView:
+    """Run step_fn() (a training step's forward, returning the loss) warmup + steps times, call
+    backward on each loss, and measure. The first `warmup` steps are reported as warm-up. A step
+    that calls backward() itself is measured as it is: its own backward is timed, none is added.
+    The run stops early once `budget` seconds have passed; steps + warmup is at most 10,000.
 
     watch() -> {name: value} gives the variables the step reads from outside (default: the ones
     step_fn's code mentions); params: ids of trained weights (default: nn.Parameters and tensors an
@@ -83,7 +85,7 @@ def profile_backward(step_fn, steps: int = 20, warmup: int = 2, *, watch=None, p
     ([3, 3, 3, 3], 'flat')
     """
     return ProfileView(profile_steps(step_fn, steps, warmup, watch=watch, params=params,
-                                     retain_graph=retain_graph, on_step=on_step))
+                                     retain_graph=retain_graph, on_step=on_step, budget=budget))
 
 
 def compare_inputs(step_fn, data, variants=("as is", "clone()", "detach()", "clone().detach()"),
@@ -103,9 +105,10 @@ def compare_inputs(step_fn, data, variants=("as is", "clone()", "detach()", "clo
     return ComparisonView(run_compare(step_fn, data, variants, steps, warmup))
 
 
-def profile_cell(shell, cell: str, steps: int = 20, warmup: int = 2) -> ProfileView:
+def profile_cell(shell, cell: str, steps: int = 20, warmup: int = 2, budget: float = BUDGET) -> ProfileView:
     """Run the cell (one training step ending in the loss) warmup + steps times in the learner's
-    namespace, calling backward on each loss, and return the profile's view.
+    namespace, calling backward on each loss, and return the profile's view. A cell that calls
+    backward() itself is run as it is, its own backward timed. Stops once budget seconds have passed.
 
     >>> from IPython.testing.globalipapp import get_ipython
     >>> shell = get_ipython()
@@ -114,26 +117,34 @@ def profile_cell(shell, cell: str, steps: int = 20, warmup: int = 2) -> ProfileV
     >>> profile_cell(shell, "h = torch.tanh(W @ h + 1)\\nh.pow(2).sum()", steps=2).carriers
     ['h']
     """
+    check(steps, warmup, budget, how="%%backward_profile --steps 20")
     body, expr = compile_cell(shell, cell, "backward_profile")
-    if expr is None:
+    tree = ast.parse(shell.transform_cell(cell))
+    if expr is None and not _calls_backward(tree):
         raise LabInputError("the cell must end in the loss, as an expression on its last line, e.g. "
                             "loss = (model(x) - y).pow(2).mean() then a last line: loss")
     ns = shell.user_ns
-    read = sorted({n.id for n in ast.walk(ast.parse(shell.transform_cell(cell))) if isinstance(n, ast.Name)})
+    read = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
 
     def step():
         exec(body, shell.user_global_ns, ns)
-        return eval(expr, shell.user_global_ns, ns)
+        return eval(expr, shell.user_global_ns, ns) if expr is not None else None
 
     bar = _progress(warmup + steps)
     try:
         prof = profile_steps(step, steps=steps, warmup=warmup, params=parameters_in(list(ns.values())),
-                             watch=lambda: {n: ns[n] for n in read if n in ns},
+                             budget=budget, watch=lambda: {n: ns[n] for n in read if n in ns},
                              on_step=(lambda i: setattr(bar, "value", i)) if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()
     return ProfileView(prof)
+
+
+def _calls_backward(tree) -> bool:
+    """Whether the cell's code calls backward() itself (loss.backward(), torch.autograd.backward)."""
+    return any((isinstance(n, ast.Attribute) and n.attr == "backward")
+               or (isinstance(n, ast.Name) and n.id == "backward") for n in ast.walk(tree))
 
 
 def _progress(total: int):
