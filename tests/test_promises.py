@@ -193,7 +193,8 @@ def _shared_freed():
     second = (y * 3).sum()
     first.backward()
     x.grad = None
-    return Case(second, [x], {"x": x, "y": y, "second": second}, refused=["compute y again", "retain_graph=True"])
+    return Case(second, [x], {"x": x, "y": y, "first": first, "second": second},
+                refused=["compute y again", "first.backward(retain_graph=True)"])
 
 
 def _sparse():

@@ -9,7 +9,8 @@ import torch
 
 from ..errors import LabInputError
 from ..format import message as one_line
-from ..graph import FREED, Graph
+from ..graph import FREED, Graph, freed_message, walk
+from ..names import learner_tensors
 
 REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
 
@@ -87,18 +88,33 @@ def reentrant_checkpoint(what: str) -> str:
             f"checkpoint(fn, x, use_reentrant=False), then compute {what} again and step through it.")
 
 
-def freed(what: str, graph: Graph) -> str:
-    """A graph freed by an earlier backward; when part of it was shared with another output, say
-    which tensor to compute again (re-running only the cell of this output would fail again)."""
-    freed_nodes = [n for n in graph.nodes if not n.is_accumulator and _is_freed(n)]
-    labelled = [n.label for n in freed_nodes if n.label and n.label != what]
-    where = (f" The freed part starts at {labelled[0]}, which an earlier backward() already went "
-             f"through: compute {labelled[0]} again (re-run the cell that made it and the cells after "
-             f"it, up to {what})." if labelled else
-             f" Re-run the cells that build {what}, from where its inputs are created.")
-    return (f"{what}'s graph was already used by a backward() and freed: autograd releases the "
-            f"values a graph saved as soon as a backward has used them.{where} To backward twice "
-            f"through shared values, call the first one with .backward(retain_graph=True).")
+def freed(what: str, graph: Graph, names=None) -> str:
+    """A graph freed by an earlier backward. When that backward was another output's, through a
+    part the two share, re-running only the cell of this output would fail again: say which tensor
+    to compute again."""
+    freed_nodes = {n.fn for n in graph.nodes if not n.is_accumulator and _is_freed(n)}
+    other = _other_output(graph, freed_nodes, names) if freed_nodes else None
+    if other is None:
+        return freed_message(what)
+    name, start = other
+    where = f"{start.label}" if start.label else f"the tensor made by {start.name}"
+    return (f"{what}'s graph shares its part from {where} on with {name}, and a backward() of {name} "
+            f"already went through it and freed the values it saved. Re-running the cell of {what} "
+            f"alone would fail again: compute {where} again (re-run the cell that made it and the "
+            f"cells after it, up to {what}); or call the first backward as "
+            f"{name}.backward(retain_graph=True), which keeps the saved values alive.")
+
+
+def _other_output(graph: Graph, freed_fns: set, names):
+    """(name, first freed node) of a learner's tensor outside this graph whose graph reaches it."""
+    for name, value in learner_tensors(names):
+        fn = value.grad_fn
+        if fn is None or graph.node_of(fn) is not None:
+            continue
+        for other_fn, _ in walk(fn):
+            if other_fn in freed_fns:
+                return name, graph.node_of(other_fn)
+    return None
 
 
 def _is_freed(node) -> bool:
@@ -109,11 +125,11 @@ def _is_freed(node) -> bool:
     return node.freed
 
 
-def explain(err: BaseException, what: str, graph: Graph) -> str:
+def explain(err: BaseException, what: str, graph: Graph, names=None) -> str:
     """The engine's error err, raised while recording the backward of what, as one paragraph."""
     text = one_line(err)
     if FREED in text:
-        return freed(what, graph)
+        return freed(what, graph, names)
     if "modified by an inplace operation" in text:
         version = re.search(r"is at version (\d+); expected version (\d+)", text)
         op = re.search(r"which is output \d+ of (\w+)", text)
