@@ -55,14 +55,36 @@ def test_progress_counts_attempts_passes_hints_and_solutions():
     sq.solution()
     data = autograd_lab.progress().to_dict()
     assert data["mean_square"] == {"title": "The gradient of a mean of squares", "attempted": True,
-                                   "passed": False, "checks": 2, "hints": 2, "solution": False}
+                                   "passed": False, "checks": 2, "hints": 2, "solution": False,
+                                   "attempts": 1, "correct": False, "confirmed": False,
+                                   "diagnoses": ["missing_mean"]}
     assert data["sum_square"]["passed"] and data["sum_square"]["solution"]
     assert data["accumulate"]["checks"] == 0
     text = repr(autograd_lab.progress())
-    assert text.startswith("Progress: 1 of 12 passed, 2 attempted")
-    assert "mean_square           attempted" in text
+    assert text.startswith(f"Progress: 1 of {len(autograd_lab.exercises())} passed, 2 attempted")
+    row = next(line for line in text.splitlines() if line.startswith("mean_square "))
+    assert row.split() == ["mean_square", "attempted", "1", "2", "-", "missing_mean"]
     progress.reset()
     assert autograd_lab.progress().passed == 0
+
+
+def test_a_check_of_the_blank_or_a_tensor_is_no_attempt_and_the_table_says_so():
+    import torch
+
+    ex = exercise("mean_square")
+    ex.check(____)
+    ex.check(torch.tensor([2 / 3, 4 / 3, 2.0], dtype=torch.double))
+    record = autograd_lab.progress().to_dict()["mean_square"]
+    assert (record["checks"], record["attempts"], record["attempted"]) == (2, 0, False)
+    assert record["diagnoses"] == ["tensor_given"]
+    row = next(line for line in repr(autograd_lab.progress()).splitlines() if line.startswith("mean_square "))
+    assert row.split()[1:4] == ["not", "attempted", "0"]  # no "not attempted" beside a count of answers
+    ex.check([0.67, 1.33, 2])
+    ex.check([0.667, 1.33, 2])
+    record = autograd_lab.progress().to_dict()["mean_square"]
+    assert record["attempts"] == 2 and record["correct"] and record["diagnoses"] == ["tensor_given", "too_few_digits"]
+    ex.confirm()
+    assert autograd_lab.progress().to_dict()["mean_square"]["confirmed"]
 
 
 def test_hints_come_in_order_and_the_fallback_offers_the_next():

@@ -57,8 +57,11 @@ def test_check_evaluates_the_box_in_the_learners_names():
     assert "not attempted" in feedback.value
     answer.value = "x.grad"
     check.click()
+    assert "type what you expect" in feedback.value  # autograd's own tensor is not a prediction
+    answer.value = "[0.667, 1.333, 2]"
+    check.click()
     assert "correct" in feedback.value and "Correct!" in feedback.value and "Incorrect" not in feedback.value
-    answer.value = "x.grad * 3"
+    answer.value = "[2 * v for v in [1, 2, 3]]"
     check.click()
     assert "Incorrect" in feedback.value and "gradient of the sum" in feedback.value
     answer.value = "nope"

@@ -1,37 +1,55 @@
 """One exercise as data: its setup code, its question, the expected answer computed by torch,
 the diagnosers of common wrong answers, hints in order and a worked solution; and the check that
-turns an answer into a verdict which teaches."""
+turns what the learner typed into a verdict which teaches. A prediction is the learner's own: a
+tensor (what autograd hands back) is not an answer; ex.confirm() shows autograd's beside it."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
+
+import torch
 
 from ..errors import LabInputError
+from ..format import fmt
 from . import progress
 from .checking import CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm, is_placeholder
+from .digits import CLOSE, RIGHT
 from .forms import Form
+from .messages import ambiguous
 
 _UNSET = object()
+TENSOR_GIVEN = ("Not attempted: type what you expect as numbers or a formula, then confirm with "
+                "autograd (ex.confirm()). A tensor is what autograd hands back, so checking it "
+                "checks autograd, not you.")
+CLOSE_MESSAGE = ("Close: give three significant digits. Your numbers agree with the answer as far "
+                 "as you wrote them, but some have fewer than three significant digits.")
 
 
 @dataclass
 class Diagnoser:
     """A known wrong answer and what to say about it: either a value computed by torch (matched
-    with the form's tolerance) or a test `when` on the read answer. `part` picks one part of a
-    several-part answer."""
+    to the digits the learner wrote) or a test `when` on the read answer. `part` picks one part of
+    a several-part answer; `variant` is the same mistake on other inputs (a formula answer must
+    match there too, so that no diagnosis rests on a coincidence of the numbers); `key` is its
+    stable id."""
 
     message: str
     value: Any = _UNSET
     when: Callable | None = None
     part: int | None = None
+    key: str = ""
+    variant: Any = None
 
     def matches(self, form: Form, answer) -> bool:
         if self.part is not None:
             form, answer = form.parts[self.part][1], answer[self.part]  # type: ignore[attr-defined]
         if self.when is not None:
             return bool(self.when(answer))
-        return form.same(answer, self.value)
+        if not form.matches(answer, self.value):
+            return False
+        other = getattr(answer, "variant", None)
+        return self.variant is None or other is None or _same(other, self.variant)
 
 
 @dataclass(frozen=True)
@@ -45,17 +63,26 @@ class Note:
         return f"{self.title}\n{self.text}"
 
 
+def _has_tensor(answer, depth: int = 3) -> bool:
+    if isinstance(answer, torch.Tensor):
+        return True
+    if depth and isinstance(answer, (tuple, list)):
+        return any(_has_tensor(a, depth - 1) for a in answer)
+    if depth and isinstance(answer, dict):
+        return any(_has_tensor(a, depth - 1) for a in answer.values())
+    return False
+
+
 @dataclass
 class Exercise:
-    """An exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``. Its name and title are
-    given by its registration (see registry.py).
+    """An exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``, ``ex.confirm()``. Its
+    name and title are given by its registration (see registry.py).
 
     >>> from autograd_lab.practice.forms import TensorForm
-    >>> import torch
     >>> ex = Exercise(intro="", setup="", question="", answer_form="", form=TensorForm(),
-    ...               expected=torch.tensor([2.0]), hints=["Think."], solution_text="2", name="doc")
-    >>> ex.check([2.0]).status, ex.check([3.0]).status
-    ('correct', 'incorrect')
+    ...               expected=torch.tensor([2 / 3]), hints=["Think."], solution_text="2/3", name="doc")
+    >>> [ex.check(a).status for a in ([0.667], [0.67], torch.tensor([2 / 3]))]
+    ['correct', 'incorrect', 'not attempted']
     """
 
     intro: str
@@ -74,6 +101,8 @@ class Exercise:
     hints_shown: int = 0
     name: str = ""
     title: str = ""
+    predicts: bool = True  # the answer is a prediction: a tensor from autograd is not one
+    last_answer: Any = None
 
     def __post_init__(self):
         self.example = self.example or self.form.example
@@ -81,11 +110,17 @@ class Exercise:
         # with a zero in it) must never be reported as a mistake
         self.diagnosers = [d for d in self.diagnosers if d.when is not None or d.part is not None
                            or not self.form.same(d.value, self.expected)]
+        for i, d in enumerate(self.diagnosers):
+            d.key = d.key or f"{self.name or 'exercise'}_{i + 1}"
+        if getattr(self.form, "variant", None) is None:  # numbers cannot be tried on other inputs
+            self.diagnosers = _merge_coincidences(self.form, self.diagnosers)
 
     def check(self, answer) -> Result:
         """The verdict on one answer; in grading mode a wrong answer raises AssertionError."""
         result = self._verdict(answer)
-        progress.record_check(self.name, result.status)
+        if result.status != NOT_ATTEMPTED:
+            self.last_answer = answer
+        progress.record_check(self.name, result.status, result.diagnosis)
         if progress.grading() and not result.correct:
             raise AssertionError(result.message)
         return result
@@ -94,20 +129,25 @@ class Exercise:
         if is_placeholder(answer):
             return Result(self.name, NOT_ATTEMPTED, f"Not attempted yet: replace ____ with your answer, "
                                                     f"e.g. {self.example}")
+        if self.predicts and _has_tensor(answer):
+            return Result(self.name, NOT_ATTEMPTED, TENSOR_GIVEN, "tensor_given")
         try:
             value = self.form.read(answer)
         except WrongForm as err:
-            return Result(self.name, INCORRECT, f"Incorrect. {err}")
-        if self.form.same(value, self.expected):
+            return Result(self.name, INCORRECT, f"Incorrect. {err}", "form")
+        grade = self.form.grade(value, self.expected)
+        if grade == RIGHT:
             return Result(self.name, CORRECT, "Correct!" + (f" {self.praise}" if self.praise else ""))
+        if grade == CLOSE:
+            return Result(self.name, INCORRECT, CLOSE_MESSAGE, "too_few_digits")
         for diagnoser in self.diagnosers:
             if diagnoser.matches(self.form, value):
-                return Result(self.name, INCORRECT, f"Incorrect. {diagnoser.message}")
+                return Result(self.name, INCORRECT, f"Incorrect. {diagnoser.message}", diagnoser.key)
         why = self.form.explain(value, self.expected)
         if why:
-            return Result(self.name, INCORRECT, f"Incorrect. {why}")
+            return Result(self.name, INCORRECT, f"Incorrect. {why}", "explained")
         return Result(self.name, INCORRECT, f"Incorrect: this is not {self.kind}. Expected "
-                                            f"{self.answer_form}. {self._offer()}")
+                                            f"{self.answer_form}. {self._offer()}", "unknown")
 
     def _offer(self) -> str:
         if self.hints_shown < len(self.hints):
@@ -130,6 +170,16 @@ class Exercise:
         progress.record_solution(self.name)
         return Note("Solution", self.solution_text)
 
+    def confirm(self) -> Note:
+        """After predicting: what autograd computed from the exercise's code, beside your last answer."""
+        progress.record_confirm(self.name)
+        if self.last_answer is None:
+            mine = "Your answer: none yet (check a prediction first, then confirm)."
+        else:
+            verdict = self._verdict(self.last_answer)
+            mine = f"Your last answer: {_show(self.last_answer)} ({verdict.status})"
+        return Note("Confirmed with autograd", f"{mine}\nautograd: {_show(self.expected)}")
+
     @property
     def make_code(self) -> str:
         """The line that makes this exercise in a learner's notebook."""
@@ -138,3 +188,45 @@ class Exercise:
 
     def __repr__(self) -> str:
         return f"<exercise {self.name}" + (f" (seed {self.seed})" if self.seed is not None else "") + ">"
+
+
+def _merge_coincidences(form: Form, diagnosers: list[Diagnoser]) -> list[Diagnoser]:
+    """Mistakes that give the same numbers on these inputs but not on the variant are named
+    together, never one of them alone: a diagnosis must not rest on a coincidence of the numbers."""
+    merged: list[Diagnoser] = []
+    used: set[int] = set()
+    for i, d in enumerate(diagnosers):
+        if i in used:
+            continue
+        if d.variant is None or d.when is not None or d.part is not None:
+            merged.append(d)
+            continue
+        twins = [j for j in range(i + 1, len(diagnosers)) if j not in used and diagnosers[j].variant is not None
+                 and diagnosers[j].when is None and diagnosers[j].part is None
+                 and form.same(diagnosers[j].value, d.value) and not _same(diagnosers[j].variant, d.variant)]
+        if not twins:
+            merged.append(d)
+            continue
+        used.update(twins)
+        group = [d] + [diagnosers[j] for j in twins]
+        merged.append(Diagnoser(ambiguous([g.message for g in group]), d.value,
+                                key="+".join(g.key for g in group)))
+    return merged
+
+
+def _same(a, b) -> bool:
+    return tuple(a.shape) == tuple(b.shape) and bool(torch.allclose(a.double(), b.double(), rtol=1e-9, atol=1e-12))
+
+
+def _show(value) -> str:
+    if isinstance(value, (frozenset, set)):
+        return "{" + ", ".join(repr(v) for v in sorted(value)) + "}"
+    if isinstance(value, (str, list, int, float)):
+        return repr(value)
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_show(v) for v in value) + ")"
+    if callable(value) and not isinstance(value, torch.Tensor):
+        return "a function of x"
+    if isinstance(value, torch.Tensor) and value.numel() > 8:
+        return f"a {tuple(value.shape)} tensor"
+    return fmt(value)

@@ -79,8 +79,8 @@ def catalog_text(entries) -> str:
     """The exercises, one per line: name, then title.
 
     >>> from autograd_lab.practice.bank import catalog
-    >>> catalog_text(catalog()).splitlines()[0]
-    'mean_square           The gradient of a mean of squares'
+    >>> catalog_text(catalog()).splitlines()[0].split("  ")[-1].strip()
+    'The gradient of a mean of squares'
     """
     width = max(len(e.name) for e in entries)
     return "\n".join(f"{e.name.ljust(width)}  {e.title}" for e in entries)
@@ -95,12 +95,12 @@ def progress_text(report) -> str:
 
     >>> from autograd_lab.practice.report import report
     >>> progress_text(report()).splitlines()[1].split()
-    ['exercise', 'status', 'checks', 'hints', 'solution']
+    ['exercise', 'status', 'answers', 'hints', 'solution', 'mistakes', 'met']
     """
-    rows = [[name, report.status(name), str(r["checks"]), str(r["hints"]), "seen" if r["solution"] else "-"]
-            for name, _, r in report.rows]
+    rows = [[name, report.status(name), str(r["attempts"]), str(r["hints"]), "seen" if r["solution"] else "-",
+             ", ".join(r["diagnoses"]) or "-"] for name, _, r in report.rows]
     return (f"Progress: {report.passed} of {len(report.rows)} passed, {report.attempted} attempted\n"
-            + table(["exercise", "status", "checks", "hints", "solution"], rows))
+            + table(["exercise", "status", "answers", "hints", "solution", "mistakes met"], rows))
 
 
 def progress_html(report) -> str:

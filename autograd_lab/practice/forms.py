@@ -5,14 +5,16 @@ says what kind of mistake a wrong value looks like without showing the expected 
 from __future__ import annotations
 
 import math
+import re
 
 import sympy
 import torch
 from sympy.parsing.sympy_parser import (convert_xor, implicit_multiplication_application,
                                         parse_expr, standard_transformations)
 
-from ..tensors import close
-from .checking import WrongForm, near, read_tensor, shape_text
+from .checking import WrongForm, near, shape_text
+from .digits import CLOSE, RIGHT, WRONG, Numbers, exact, judge
+from .reading import read_numbers
 
 
 class Form:
@@ -27,6 +29,14 @@ class Form:
     def same(self, value, target) -> bool:
         return value == target
 
+    def grade(self, value, target) -> str:
+        """right, close (the digits written are right but too few) or wrong."""
+        return RIGHT if self.same(value, target) else WRONG
+
+    def matches(self, value, target) -> bool:
+        """Whether a read answer is a known (wrong) value, to the precision the learner gave."""
+        return self.same(value, target)
+
     def explain(self, value, expected) -> str | None:
         return None
 
@@ -36,15 +46,29 @@ class TensorForm(Form):
 
     def __init__(self, what: str = "x.grad", of: str = "x"):
         self.what, self.of = what, of
-        self.example = f"ex.check({what})"
+        self.example = "ex.check([...])"
 
     def read(self, answer):
-        return read_tensor(answer, self.what)
+        return read_numbers(answer, self.what)
+
+    def grade(self, value, target) -> str:
+        if isinstance(value, Numbers):
+            return judge(value, target)
+        same = value.shape == target.shape and torch.allclose(value.double(), target.double(), rtol=1e-12, atol=1e-12)
+        return RIGHT if same else WRONG
 
     def same(self, value, target) -> bool:
-        return close(value, target)
+        return self.grade(value, target) == RIGHT
+
+    def matches(self, value, target) -> bool:
+        return self.grade(value, target) != WRONG
 
     def explain(self, value, expected) -> str | None:
+        if isinstance(value, Numbers):
+            if value.note == "decimals" and near(value.values, expected):
+                return ("In a formula write each constant exactly, as a fraction (for example 1/3, not "
+                        "a rounded decimal) or with n, the number of elements.")
+            value = value.values
         if tuple(value.shape) != tuple(expected.shape):
             if value.numel() == 1 and expected.numel() > 1:
                 return (f"You gave a single number, but {self.what} has one entry per element of "
@@ -52,12 +76,12 @@ class TensorForm(Form):
                         "the tensor it belongs to, it is not added up.")
             return (f"Your answer has shape {shape_text(value.shape)}, but {self.what} has shape "
                     f"{shape_text(expected.shape)}: a gradient has the shape of the tensor it belongs to.")
-        if expected.abs().max() > 0 and close(-value, expected):
+        if expected.abs().max() > 0 and torch.allclose(-value.double(), expected.double(), rtol=1e-3, atol=1e-4):
             return ("Every sign is flipped. backward() computes the derivative of the output with "
                     "respect to the input, not a step downhill: no minus sign comes in.")
         if near(value, expected):
-            return ("Close, but not to 4 decimals: the values were rounded too early. Copy the 4 "
-                    "decimals PyTorch prints, or pass the tensor itself.")
+            return ("Close, but not right to the last digit you wrote: round the exact value (do not "
+                    "cut it off), or write the fraction exactly.")
         scale = _constant_ratio(value, expected)
         if scale is not None:
             return ("Your answer is the gradient times a constant: look again at the constant "
@@ -81,7 +105,7 @@ class PartsForm(Form):
     def __init__(self, parts: list[tuple[str, Form]]):
         self.parts = parts
         self.labels = [label for label, _ in parts]
-        self.example = "ex.check((" + ", ".join(self.labels) + "))"
+        self.example = "ex.check((" + ", ".join("[...]" for _ in self.labels) + "))"
 
     def read(self, answer):
         if isinstance(answer, dict):
@@ -102,8 +126,15 @@ class PartsForm(Form):
                 raise WrongForm(f"For {label}: {err}") from None
         return tuple(values)
 
+    def grade(self, value, target) -> str:
+        grades = {form.grade(v, t) for (_, form), v, t in zip(self.parts, value, target, strict=False)}
+        return WRONG if WRONG in grades else CLOSE if CLOSE in grades else RIGHT
+
     def same(self, value, target) -> bool:
-        return all(form.same(v, t) for (_, form), v, t in zip(self.parts, value, target, strict=False))
+        return self.grade(value, target) == RIGHT
+
+    def matches(self, value, target) -> bool:
+        return all(form.matches(v, t) for (_, form), v, t in zip(self.parts, value, target, strict=False))
 
     def explain(self, value, expected) -> str | None:
         for (label, form), v, e in zip(self.parts, value, expected, strict=False):
@@ -119,13 +150,14 @@ def _key(name) -> str:
 
 class FunctionForm(Form):
     """A gradient as a function of x: a callable (``lambda x: ...``) or a formula string in x (and
-    n, the number of elements), compared with torch's gradient on several sample inputs."""
+    n, the number of elements), compared with torch's gradient on several sample inputs. `variant`
+    holds samples of another size: a diagnosis is named only when it holds there too."""
 
     takes_text = True
     example = 'ex.check(lambda x: ...) or ex.check("formula in x")'
 
-    def __init__(self, samples: torch.Tensor, what: str = "dz/dx"):
-        self.samples, self.what = samples, what
+    def __init__(self, samples: torch.Tensor, what: str = "dz/dx", variant: torch.Tensor | None = None):
+        self.samples, self.what, self.variant = samples, what, variant
         self.numbers = TensorForm(what)
 
     def read(self, answer):
@@ -135,24 +167,37 @@ class FunctionForm(Form):
             except Exception as err:
                 raise WrongForm(f"Cannot read this lambda ({type(err).__name__}: {err}).") from None
         if isinstance(answer, str):
-            return self._formula(answer)
+            main, note = self._formula(answer, self.samples)
+            # only a formula written with n can be tried on inputs of another size
+            generic = self.variant is not None and "n" in re.findall(r"[A-Za-z_]\w*", answer)
+            other = self._formula(answer, self.variant)[0] if generic and self.variant is not None else None
+            return Numbers(main.values, main.half, main.digits, note=note, variant=_values(other))
         if not callable(answer) or isinstance(answer, torch.Tensor):
             raise WrongForm("This exercise asks for the gradient as a function of x, not for numbers: "
                             'give lambda x: ... or a formula string such as "x + 1".')
+        main = self._call(answer, self.samples)
+        other = self._call(answer, self.variant) if self.variant is not None else None
+        return Numbers(main.values, main.half, main.digits, variant=_values(other))
+
+    def _call(self, fn, samples) -> Numbers:
         rows = []
-        for x in self.samples:
+        for x in samples:
             try:
-                out = answer(x.clone())
+                out = fn(x.clone())
             except Exception as err:
                 raise WrongForm(f"Calling your function on a tensor x of shape {shape_text(x.shape)} "
                                 f"raised {type(err).__name__}: {err}") from None
-            rows.append(read_tensor(out, "The value of your function").double())
+            if out is None:
+                raise WrongForm("Your function returned None. The lab calls it with plain values of x, "
+                                "which have no .grad (lambda x: x.grad reads one): write the gradient "
+                                "as a formula in x, such as lambda x: 5 * x**4 for x**5.")
+            rows.append(read_numbers(out, "The value of your function").values)
         if len({tuple(r.shape) for r in rows}) > 1:
             raise WrongForm("Your function returns different shapes for different inputs.")
-        return torch.stack(rows)
+        return exact(torch.stack(rows))
 
-    def _formula(self, text: str):
-        x, n = sympy.Symbol("x"), self.samples.shape[-1]
+    def _formula(self, text: str, samples: torch.Tensor) -> tuple[Numbers, str]:
+        x, n = sympy.Symbol("x"), samples.shape[-1]
         transforms = (*standard_transformations, implicit_multiplication_application, convert_xor)
         try:
             expr = parse_expr(text, local_dict={"x": x, "n": sympy.Integer(n)}, transformations=transforms)
@@ -165,15 +210,25 @@ class FunctionForm(Form):
             raise WrongForm(f"The formula uses {', '.join(others)}; write it with x (one element of the "
                             "input) and numbers, or n for the number of elements.")
         try:
-            values = [[complex(expr.subs(x, float(v)).evalf()) for v in row] for row in self.samples]
+            values = [[complex(expr.subs(x, float(v)).evalf()) for v in row] for row in samples]
         except (TypeError, ValueError, ZeroDivisionError):
             raise WrongForm(f"The formula '{text}' cannot be evaluated at every x.") from None
         if any(abs(v.imag) > 1e-12 for row in values for v in row):
             raise WrongForm(f"The formula '{text}' gives complex numbers for some x.")
-        return read_tensor([[v.real for v in row] for row in values], self.what)
+        note = "decimals" if any(isinstance(a, sympy.Float) for a in expr.atoms(sympy.Number)) else ""
+        real = torch.tensor([[v.real for v in row] for row in values], dtype=torch.float64)
+        if not torch.isfinite(real).all():
+            raise WrongForm(f"The formula '{text}' cannot be evaluated at every x.")
+        return exact(real), note
+
+    def grade(self, value, target) -> str:
+        return self.numbers.grade(value, target)
 
     def same(self, value, target) -> bool:
-        return close(value, target)
+        return self.numbers.same(value, target)
+
+    def matches(self, value, target) -> bool:
+        return self.numbers.matches(value, target)
 
     def explain(self, value, expected) -> str | None:
         if tuple(value.shape) != tuple(expected.shape):
@@ -181,3 +236,7 @@ class FunctionForm(Form):
                     f"shape {shape_text(value.shape[1:])}; the gradient has one entry per element of x "
                     "(a formula string is applied to each element).")
         return self.numbers.explain(value, expected)
+
+
+def _values(n: Numbers | None) -> torch.Tensor | None:
+    return None if n is None else n.values

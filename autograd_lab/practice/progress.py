@@ -18,20 +18,30 @@ def empty() -> dict:
     >>> empty()["checks"]
     0
     """
-    return {"checks": 0, "attempted": False, "passed": False, "hints": 0, "solution": False}
+    return {"checks": 0, "attempts": 0, "attempted": False, "passed": False, "correct": False,
+            "hints": 0, "solution": False, "confirmed": False, "diagnoses": []}
 
 
 def _entry(name: str) -> dict:
     return _records.setdefault(name, empty())
 
 
-def record_check(name: str, status: str) -> None:
+def record_check(name: str, status: str, diagnosis: str = "") -> None:
+    """One check: every check counts; an answer that is not the blank (nor a tensor in place of a
+    prediction) is an attempt; diagnoses are kept as stable ids, in the order first met."""
     entry = _entry(name)
     entry["checks"] += 1
     if status != "not attempted":
+        entry["attempts"] += 1
         entry["attempted"] = True
     if status == "correct":
-        entry["passed"] = True
+        entry["passed"] = entry["correct"] = True
+    if diagnosis and diagnosis not in entry["diagnoses"]:
+        entry["diagnoses"].append(diagnosis)
+
+
+def record_confirm(name: str) -> None:
+    _entry(name)["confirmed"] = True
 
 
 def record_hint(name: str, number: int) -> None:
@@ -49,7 +59,8 @@ def record(name: str) -> dict:
     >>> record("no such exercise")["passed"]
     False
     """
-    return dict(_records.get(name, empty()))
+    found = _records.get(name, empty())
+    return {**found, "diagnoses": list(found["diagnoses"])}
 
 
 def reset() -> None:

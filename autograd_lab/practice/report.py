@@ -19,7 +19,8 @@ class Progress:
     rows: tuple  # (name, title, record) in bank order
 
     def to_dict(self) -> dict:
-        """{name: {"title", "attempted", "passed", "checks", "hints", "solution"}}."""
+        """{name: {"title", "checks", "attempts", "correct", "hints", "solution", "confirmed",
+        "diagnoses" (stable ids of the mistakes met), "attempted", "passed"}}."""
         return {name: {"title": title, **record} for name, title, record in self.rows}
 
     @property

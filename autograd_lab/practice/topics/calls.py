@@ -37,11 +37,11 @@ def weighted_mean_square(seed=None) -> Exercise:
              "dz/dw_i = x_i**2 / n, and dz/dx_i comes from the power rule with w_i as a constant factor.",
              "dz/dx_i = 2 * w_i * x_i / n. Answer with the pair (w.grad, x.grad)."]
     solution = (f"dz/dw_i = x_i**2 / n and dz/dx_i = 2 w_i x_i / n, n = 3.\n"
-                f"w.grad = {fmt(gw)}\nx.grad = {fmt(gx)}\n\n{setup}\nex.check((w.grad, x.grad))")
+                f"w.grad = {fmt(gw)}\nx.grad = {fmt(gx)}\n\n{setup}\nex.check(({fmt(gw)}, {fmt(gx)}))")
     return Exercise(
         intro="Both w and x require grad, so one backward() fills both .grad attributes.",
-        setup=setup, question="What are w.grad and x.grad after z.backward()?",
-        answer_form="the pair (w.grad, x.grad), each a tensor of shape (3,), or a dict {\"w\": ..., \"x\": ...}",
+        setup=setup, question="Predict w.grad and x.grad after z.backward(), by hand.",
+        answer_form="the pair (w.grad, x.grad), each typed as 3 numbers, or a dict {\"w\": [...], \"x\": [...]}",
         form=form, expected=(gw, gx), hints=hints, solution_text=solution, diagnosers=diagnosers,
         kind="the pair of gradients", praise="Each leaf gets the derivative with the other held constant.")
 
@@ -72,8 +72,8 @@ def nonscalar_backward(seed=None) -> Exercise:
                 f"y.sum().backward(): dy_i/dx_i = 2 x_i + 3.\nx.grad = {fmt(expected)}\n\n{setup}\nx.grad")
     return Exercise(
         intro="y has one entry per element of x, so backward() needs to be told how to weigh them.",
-        setup=setup, question="What is x.grad? (y.sum().backward() on a fresh x gives the same.)",
-        answer_form="x.grad: a float tensor with x's shape (3,)", form=TensorForm("x.grad"),
+        setup=setup, question="Predict x.grad, by hand. (y.sum().backward() on a fresh x gives the same.)",
+        answer_form="x.grad typed as 3 numbers, e.g. a list", form=TensorForm("x.grad"),
         expected=expected, hints=hints, solution_text=solution, diagnosers=diagnosers,
         praise="Passing torch.ones_like(y) is the same as backward() on y.sum().")
 
@@ -101,7 +101,7 @@ def accumulate(seed=None) -> Exercise:
                 f"(optimizer.zero_grad()).\n\n{setup}\nx.grad")
     return Exercise(
         intro="The graph is kept with retain_graph=True and backward() runs twice; .grad is never cleared.",
-        setup=setup, question="What is x.grad after both calls?",
-        answer_form="x.grad: a float tensor with x's shape (3,)", form=TensorForm("x.grad"),
+        setup=setup, question="Predict x.grad after both calls, by hand.",
+        answer_form="x.grad typed as 3 numbers, e.g. a list", form=TensorForm("x.grad"),
         expected=expected, hints=hints, solution_text=solution, diagnosers=diagnosers,
         praise="Gradients accumulate in .grad; that is why training loops zero them each step.")

@@ -8,9 +8,46 @@ import torch
 from ...format import fmt
 from ..exercise import Diagnoser, Exercise
 from ..forms import FunctionForm, TensorForm
-from ..messages import DOUBLED, EXTRA_MEAN, MISSING_MEAN, NO_FACTOR, WRONG_POWER, X_VALUE, Y_VALUE, Z_VALUE
+from ..messages import (DOUBLED, DZ_DY, DZ_DY_SUM, EXTRA_MEAN, MISSING_MEAN, N_MINUS_1, NO_FACTOR, TWO_OVER_N,
+                        WRONG_POWER, X_VALUE, Y_VALUE, Z_VALUE)
 from ..registry import register
 from ..run import grad, learner_seed, random_values, run, tensor_code
+
+def _mistakes(values, power, reduce) -> list[tuple[str, str, torch.Tensor]]:
+    """(key, message, value) of each known mistake, computed by torch for this x."""
+    x_line = tensor_code("x", values)
+    ns = run(f"{x_line}\ny = x**{power}\nz = y.{reduce}()\nz.backward()")
+    n = len(values)
+    other = "sum" if reduce == "mean" else "mean"
+    found = [
+        ("missing_mean" if reduce == "mean" else "extra_mean", MISSING_MEAN if reduce == "mean" else EXTRA_MEAN,
+         grad(f"{x_line}\n(x**{power}).{other}().backward()")),
+        ("no_factor", NO_FACTOR, grad(f"{x_line}\n(x**{power} / {power}).{reduce}().backward()")),
+        ("y_value", Y_VALUE, ns["y"].detach()),
+        ("z_value", Z_VALUE, ns["z"].detach()),
+        ("x_value", X_VALUE, ns["x"].detach()),
+        ("doubled", DOUBLED,
+         grad(f"{x_line}\nz = (x**{power}).{reduce}()\nz.backward(retain_graph=True)\nz.backward()")),
+        ("dz_dy", DZ_DY if reduce == "mean" else DZ_DY_SUM,
+         _dz_dy(values, power, reduce)),
+    ]
+    if reduce == "mean":
+        found.append(("n_minus_1", N_MINUS_1, grad(f"{x_line}\n(x**{power}).sum().backward()") / (n - 1)))
+    if power != 2:
+        found.append(("wrong_power", WRONG_POWER, grad(f"{x_line}\n(x**2).{reduce}().backward()")))
+    return found
+
+
+def _dz_dy(values, power, reduce) -> torch.Tensor:
+    """What the reduction sends on to y: torch.autograd.grad of z with respect to y."""
+    ns = run(f"{tensor_code('x', values)}\ny = x**{power}\nz = y.{reduce}()\ng = torch.autograd.grad(z, y)[0]")
+    return ns["g"].detach()
+
+
+def _variant(values: list[float]) -> list[float]:
+    """Other inputs of another size, on which a coincidence of these numbers comes apart."""
+    return [v + 0.5 for v in values] + [1.25]
+
 
 def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
     x_line = tensor_code("x", values)
@@ -18,18 +55,9 @@ def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
     ns = run(setup)
     x, expected = ns["x"].detach(), ns["x"].grad.detach().clone()
     n = len(values)
-    other = "sum" if reduce == "mean" else "mean"
-    diagnosers = [
-        Diagnoser(MISSING_MEAN if reduce == "mean" else EXTRA_MEAN,
-                  grad(f"{x_line}\n(x**{power}).{other}().backward()")),
-        Diagnoser(NO_FACTOR, grad(f"{x_line}\n(x**{power} / {power}).{reduce}().backward()")),
-        Diagnoser(Y_VALUE, ns["y"].detach()),
-        Diagnoser(Z_VALUE, ns["z"].detach()),
-        Diagnoser(X_VALUE, x),
-        Diagnoser(DOUBLED, grad(f"{x_line}\nz = (x**{power}).{reduce}()\nz.backward(retain_graph=True)\nz.backward()")),
-    ]
-    if power != 2:
-        diagnosers.append(Diagnoser(WRONG_POWER, grad(f"{x_line}\n(x**2).{reduce}().backward()")))
+    there = {key: value for key, _, value in _mistakes(_variant(values), power, reduce)}
+    diagnosers = [Diagnoser(message, value, key=key, variant=there[key])
+                  for key, message, value in _mistakes(values, power, reduce)]
     per = " / n" if reduce == "mean" else ""
     rule = f"{power} * x_i" + (f"**{power - 1}" if power > 2 else "")
     whole = (f"z = (x_1**{power} + ... + x_n**{power}){per}" if reduce == "mean"
@@ -48,8 +76,9 @@ def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
     return Exercise(
         seed=seed,
         intro=intro or f"x is a leaf that requires grad; z is the {reduce} of x**{power}.",
-        setup=setup, question="What is x.grad after z.backward()? Work it out first, then run the code.",
-        answer_form=f"x.grad: a float tensor with x's shape ({n},), entry i being dz/dx_i",
+        setup=setup, question="Predict x.grad after z.backward(): work it out by hand and type it, then confirm "
+                              "with autograd (ex.confirm()).",
+        answer_form=f"x.grad typed as {n} numbers (a list, or text), entry i being dz/dx_i",
         form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
         diagnosers=diagnosers, praise=f"dz/dx_i = {rule}{per}: autograd agrees with the hand computation.")
 
@@ -83,23 +112,33 @@ def symbolic_mean_square(seed=None) -> Exercise:
     n = 3
     gen = torch.Generator().manual_seed(0 if seed is None else int(seed))
     samples = (torch.rand(4, n, generator=gen, dtype=torch.float64) * 6 - 3)
+    variant = (torch.rand(4, n + 1, generator=gen, dtype=torch.float64) * 6 - 3)
 
-    def each(code: str) -> torch.Tensor:
+    def each(code: str, inputs: torch.Tensor = samples) -> torch.Tensor:
         rows = []
-        for row in samples:
+        for row in inputs:
             rows.append(grad(f"x = torch.tensor({row.tolist()!r}, dtype=torch.double, requires_grad=True)\n{code}"))
         return torch.stack(rows)
+
+    def mistake(key: str, message: str, code=None, of=None) -> Diagnoser:
+        """A known mistake, computed on the samples and on the variant of another size."""
+        here = each(code) if code else of(samples)
+        there = each(code, variant) if code else of(variant)
+        return Diagnoser(message, here, key=key, variant=there)
 
     setup = (f"x = torch.randn({n}, dtype=torch.double, requires_grad=True)\n"
              "z = (x**2).mean()\nz.backward()")
     expected = each("(x**2).mean().backward()")
     diagnosers = [
-        Diagnoser(MISSING_MEAN, each("(x**2).sum().backward()")),
-        Diagnoser(NO_FACTOR, each("(x**2 / 2).mean().backward()")),
-        Diagnoser("This is the function y = x**2 itself, not its gradient: differentiate the mean "
-                  "with respect to one x_i.", samples**2),
-        Diagnoser(X_VALUE, samples.clone()),
-        Diagnoser(DOUBLED, each("z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()")),
+        mistake("missing_mean", MISSING_MEAN, "(x**2).sum().backward()"),
+        mistake("no_factor", NO_FACTOR, "(x**2 / 2).mean().backward()"),
+        mistake("y_value", "This is the function y = x**2 itself, not its gradient: differentiate the mean "
+                "with respect to one x_i.", of=lambda s: s**2),
+        mistake("x_value", X_VALUE, of=lambda s: s.clone()),
+        mistake("n_minus_1", N_MINUS_1, of=lambda s: 2 * s / (s.shape[-1] - 1)),
+        mistake("dz_dy", DZ_DY, of=lambda s: torch.ones_like(s) / s.shape[-1]),
+        mistake("two_over_n", TWO_OVER_N, of=lambda s: 2 * torch.ones_like(s) / s.shape[-1]),
+        mistake("doubled", DOUBLED, "z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"),
     ]
     hints = ["The gradient of (x**2).mean() depends on x: find dz/dx_i by hand, as a formula in x_i.",
              "z = (x_1**2 + ... + x_n**2) / n; only one term holds x_i.",
@@ -112,8 +151,8 @@ def symbolic_mean_square(seed=None) -> Exercise:
     return Exercise(
         intro=f"x has {n} elements and any values; z = (x**2).mean().",
         setup=setup, question="Give dz/dx as a function of x.",
-        answer_form=f"a function of x: lambda x: ... returning a tensor of x's shape ({n},), "
+        answer_form=f"a function of x: lambda x: ... returning values of x's shape ({n},), "
                     "or a formula string in x (one element) and n",
-        form=FunctionForm(samples, "dz/dx"), expected=expected, hints=hints,
+        form=FunctionForm(samples, "dz/dx", variant=variant), expected=expected, hints=hints,
         solution_text=solution, diagnosers=diagnosers, kind="the gradient of (x**2).mean()",
         praise="For every input x, dz/dx_i = 2 x_i / n.")

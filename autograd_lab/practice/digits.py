@@ -1,0 +1,173 @@
+"""The one rule for numbers a learner types, used by the exercises and by the stepper's predictions:
+a number is right when it is within half a unit of the last decimal place written (for a typed
+float, the last digit of its shortest repr; for text, as written) and gives at least three
+significant digits, or when it is exact (2, or 2/3 in a formula). Within the digits written but
+with fewer than three significant digits it is "close". A tensor's entries count with the digits
+of their shortest repr in their own dtype, plus that dtype's rounding."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+import torch
+
+RIGHT, CLOSE, WRONG = "right", "close", "wrong"
+MIN_DIGITS = 3
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """Numbers as the learner gave them: values (float64), the half unit of the last decimal place
+    written for each (0 when exact) and the significant digits written (a large count when exact)."""
+
+    values: torch.Tensor
+    half: torch.Tensor
+    digits: torch.Tensor
+    eps: float = 0.0  # rounding of the dtype the numbers were stored in
+    note: str = ""  # "decimals": a formula written with rounded decimal constants
+    variant: torch.Tensor | None = None  # a function's values on a second set of inputs
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def __repr__(self) -> str:
+        return f"Numbers({self.values.tolist()})"
+
+
+EXACT = 10**6
+
+
+def _from_decimal(d: Decimal) -> tuple[float, float, int]:
+    _, digits, exponent = d.as_tuple()
+    exponent = int(exponent)
+    significant = len(str(int("".join(map(str, digits)) or "0")))  # leading zeros do not count
+    return float(d), 0.5 * 10.0**exponent, significant
+
+
+def typed(v) -> tuple[float, float, int]:
+    """(value, half unit of the last place written, significant digits) of one number.
+
+    >>> typed(0.667)
+    (0.667, 0.0005, 3)
+    >>> typed(2)
+    (2.0, 0.5, 1)
+    """
+    if isinstance(v, Decimal):
+        return _from_decimal(v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return _from_decimal(Decimal(v))
+    if v != v or v in (float("inf"), float("-inf")):
+        return float(v), 0.0, EXACT  # reading reports nan and inf in words
+    return _from_decimal(Decimal(repr(float(v))))
+
+
+def shortest(v: float, dtype: torch.dtype) -> Decimal:
+    """The shortest decimal that reads back as v in dtype (what the learner most likely typed)."""
+    import numpy as np
+
+    np_type: type = {torch.float16: np.float16, torch.float32: np.float32}.get(dtype, np.float64)
+    return Decimal(np.format_float_positional(np_type(v), unique=True, trim="0"))
+
+
+def numbers(nested, eps: float = 0.0) -> Numbers:
+    """Numbers from nested lists of Python numbers or Decimals (what read_numbers produces)."""
+    flat: list = []
+
+    def walk(x):
+        if isinstance(x, (list, tuple)):
+            return [walk(e) for e in x]
+        flat.append(typed(x))
+        return len(flat) - 1
+
+    index = walk(nested)
+    values = torch.tensor(_shape_like(index, [f[0] for f in flat]), dtype=torch.float64)
+    half = torch.tensor(_shape_like(index, [f[1] for f in flat]), dtype=torch.float64)
+    digits = torch.tensor(_shape_like(index, [f[2] for f in flat]), dtype=torch.int64)
+    return Numbers(values, half, digits, eps)
+
+
+def _shape_like(index, flat):
+    if isinstance(index, list):
+        return [_shape_like(i, flat) for i in index]
+    return flat[index]
+
+
+def from_tensor(t: torch.Tensor) -> Numbers:
+    """A tensor's entries with the digits of their shortest repr in its dtype."""
+    t = t.detach().cpu()
+    if not t.is_floating_point():
+        return numbers(t.tolist())
+    eps = float(torch.finfo(t.dtype).eps)
+    if t.dtype == torch.float64:
+        return numbers(t.tolist(), eps)
+    values = t.float().tolist() if t.dtype == torch.bfloat16 else t.tolist()
+    dtype = torch.float32 if t.dtype == torch.bfloat16 else t.dtype
+    return numbers(_map(values, lambda v: shortest(v, dtype)), eps)
+
+
+def _map(x, f):
+    return [_map(e, f) for e in x] if isinstance(x, list) else f(x)
+
+
+def exact(values: torch.Tensor) -> Numbers:
+    """Numbers that are exact by construction (a formula or a function evaluated by the lab)."""
+    v = values.detach().double()
+    return Numbers(v, torch.zeros_like(v), torch.full(v.shape, EXACT, dtype=torch.int64))
+
+
+def parse_text(body: str):
+    """Nested lists of Decimals from text such as '[0.6670, 1.333, 2]', keeping the digits as
+    written; raises ValueError when the text is not numbers.
+
+    >>> parse_text("[0.6670, -2]")
+    [Decimal('0.6670'), Decimal('-2')]
+    """
+    tree = ast.parse(body.strip(), mode="eval").body
+
+    def walk(node):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [walk(e) for e in node.elts]
+        sign = 1
+        while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            sign = -sign if isinstance(node.op, ast.USub) else sign
+            node = node.operand
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            text = ast.get_source_segment(body.strip(), node) or repr(node.value)
+            try:
+                d = Decimal(text.replace("_", ""))
+            except InvalidOperation:
+                d = Decimal(repr(node.value))
+            return -d if sign < 0 else d
+        raise ValueError("not a number")
+
+    return walk(tree)
+
+
+def judge(given: Numbers, truth: torch.Tensor) -> str:
+    """right, close or wrong, entry by entry (the worst entry decides).
+
+    >>> judge(numbers([0.667]), torch.tensor([2 / 3], dtype=torch.double))
+    'right'
+    >>> judge(numbers([0.67]), torch.tensor([2 / 3], dtype=torch.double))
+    'close'
+    """
+    if tuple(given.values.shape) != tuple(truth.shape):
+        return WRONG
+    t = truth.detach().double().cpu()
+    slop = (max(given.eps, 2.3e-16) / 2) * t.abs() + 1e-300
+    gap = (given.values - t).abs()
+    exact = gap <= slop * 4
+    within = gap <= given.half * (1 + 1e-9) + slop
+    enough = given.digits >= MIN_DIGITS
+    if bool((exact | (within & enough)).all()):
+        return RIGHT
+    if bool((exact | within).all()):
+        return CLOSE
+    return WRONG
+
+
+def within(given: Numbers, value: torch.Tensor) -> bool:
+    """The learner's numbers agree with value to the digits they wrote (a known mistake matches)."""
+    return judge(given, value) != WRONG
