@@ -33,14 +33,23 @@ def _failing_saves(root, needle: str, names) -> list[str]:
     return found
 
 
+def _backward_tensor(ctx, default: str):
+    """What backward ran from in the failing line (its code, or default) and the learner's tensor."""
+    z = c.backward_target(ctx.statement()) or default
+    return z, ctx.tensor(z)
+
+
+def _saves(t, needle: str, names) -> list[str]:
+    return _failing_saves(t.grad_fn, needle, names) if t is not None and t.grad_fn else []
+
+
 def _listing(items) -> str:
     return ", ".join(items[:4]) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
 
 
 def backward_twice(msg, ctx):
-    z = c.backward_target(ctx.statement()) or "z"
-    t = ctx.tensor(z)
-    freed = _failing_saves(t.grad_fn, FREED, ctx.names) if t is not None and t.grad_fn else []
+    z, t = _backward_tensor(ctx, "z")
+    freed = _saves(t, FREED, ctx.names)
     where = f" ({_listing(freed)} had saved values for it)" if freed else ""
     why = (f"{z}'s graph was freed by the first `{z}.backward()`: to save memory, backward releases the "
            f"values the graph's nodes saved{where}. The second backward walks the same nodes and finds "
@@ -54,8 +63,7 @@ def backward_twice(msg, ctx):
 
 
 def non_scalar(msg, ctx):
-    z = c.backward_target(ctx.statement()) or "z"
-    t = ctx.tensor(z)
+    z, t = _backward_tensor(ctx, "z")
     shape = f" has shape {tuple(t.shape)} ({t.numel()} numbers)" if t is not None else " holds several numbers"
     why = (f"{z}{shape}. backward() with no argument starts the graph with d{z}/d{z} = 1, which only "
            f"exists for a single number. For many outputs autograd needs the weight of each one: "
@@ -76,10 +84,8 @@ def inplace_modified(msg, ctx):
     name = hits[0] if len(hits) == 1 else None
     what = name or (" or ".join(hits) if hits else "a tensor")
     made = f", made by {op.group(2).lower()}," if op else " (a leaf)"
-    z = c.backward_target(ctx.statement()) or "loss"
-    t = ctx.tensor(z)
-    savers = (_failing_saves(t.grad_fn, "modified by an inplace operation", ctx.names)
-              if t is not None and t.grad_fn else [])
+    z, t = _backward_tensor(ctx, "loss")
+    savers = _saves(t, "modified by an inplace operation", ctx.names)
     saver = f"{_listing(savers)} saved it" if savers else "a later operation saved it"
     versions = f" (its version went from {version.group(2)} to {version.group(1)})" if version else ""
     why = (f"{what}{made} was saved in the graph for the backward pass: {saver}. Then it was changed in "
