@@ -187,3 +187,52 @@ def test_saved_values_shown_and_a_later_backward_is_said_to_have_freed_them(seed
     later = al.step(seed["z"], names=seed)
     seed["z"].backward()  # the learner's own backward frees what the graph saved
     assert "saved: freed by a later backward()" in later.goto(2).panel()
+
+
+@pytest.mark.parametrize("answer", ["abc", None, [1.0, 2.0], [[1.0, 2.0, 3.0]], object()])
+def test_an_answer_that_cannot_be_compared_reveals_nothing(seed, answer):
+    s = al.step(seed["z"], predict=True, names=seed)
+    verdict = s.predict(answer)
+    assert not verdict.right and "nothing revealed" in verdict.message
+    assert s.index == 0 and "[0.3333" not in repr(s) and 1 not in s.verdicts
+
+
+def test_a_wrong_but_readable_answer_still_reveals_the_step(seed):
+    s = al.step(seed["z"], predict=True, names=seed)
+    assert not s.predict([1.0, 1.0, 1.0]).right and s.index == 1
+
+
+def test_step_with_apply_runs_the_engine_once(seed):
+    calls = []
+    seed["y"].register_hook(lambda g: calls.append(1))
+    s = al.step(seed["z"], apply=True, names=seed)
+    assert calls == [1] and s.applied
+    assert "saved: exponent=2, self=x" in s.goto(2).panel()  # read before backward() freed them
+    assert "applied: .grad accumulated for x" in repr(s)
+
+
+def test_a_released_stepper_says_so_and_lets_go_of_its_trace(seed):
+    import gc
+    import weakref
+
+    s = al.step(seed["z"], names=seed)
+    s.widget
+    s.next()
+    graph = weakref.ref(s.trace.graph)
+    s.release()
+    gc.collect()
+    assert graph() is None
+    assert "released" in repr(s) and "Re-run the cell" in s._panel.value
+    assert s.buttons["next"].disabled and s.next().index == 1
+    assert "released" in s.predict([1.0]).message
+
+
+def test_a_new_stepper_of_the_same_cell_releases_the_old_one_in_a_kernel(seed, monkeypatch):
+    from autograd_lab.stepper import view
+
+    monkeypatch.setattr(view, "live", lambda: True)
+    monkeypatch.setattr(view, "_current", {})
+    old = al.step(seed["z"], names=seed, label="z")
+    other = al.step(seed["y"].sum(), names=seed, label="y.sum()")
+    new = al.step(seed["z"], names=seed, label="z")
+    assert old.released and not new.released and not other.released

@@ -164,3 +164,89 @@ def test_big_gradients_are_summarised_but_leaf_gradients_kept_whole():
     assert isinstance(t.steps[1].grad_outputs[0], Summary)  # arriving at MulBackward0: big
     assert isinstance(t.steps[0].grad_outputs[0], torch.Tensor)  # the scalar start: small
     torch.testing.assert_close(t.grad(x), torch.full_like(x, 2.0))
+
+
+def test_apply_runs_the_engine_once_and_frees_the_graph_as_backward_does():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    y = x * 3
+    calls = []
+    y.register_hook(lambda g: calls.append(1))
+    z = (y * y).sum()
+    t = trace(z, names={"y": y}, apply=True)
+    assert calls == [1] and t.applied
+    (expected,) = torch.autograd.grad((x * 3 * x * 3).sum(), x)
+    torch.testing.assert_close(x.grad, expected)
+    with pytest.raises(TraceError, match="already used by a backward"):  # freed, as backward() leaves it
+        trace(z, names={})
+    mul = t.steps[1].node
+    assert mul.name == "MulBackward0" and set(mul.saved) >= {"self", "other"} and not mul.freed
+
+
+def test_apply_keeps_the_grad_before_as_it_was():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    x.grad = torch.ones(2)
+    t = trace((x * 2).sum(), names={}, apply=True)
+    acc = t.steps[-1]
+    assert acc.grad_before.tolist() == [1., 1.] and acc.grad_after.tolist() == [3., 3.]
+    assert x.grad.tolist() == [3., 3.]
+
+
+def test_apply_runs_the_optimizer_hook_once_a_recording_never():
+    p = torch.nn.Parameter(torch.tensor([1., 2., 3.]))
+    def sgd(q):
+        q.data.add_(q.grad, alpha=-0.1)
+    p.register_post_accumulate_grad_hook(sgd)
+    loss = (p ** 2).sum()
+    trace(loss, names={})
+    assert p.tolist() == [1., 2., 3.] and p._version == 0 and p.grad is None
+    trace(loss, names={}, apply=True)
+    torch.testing.assert_close(p.detach(), torch.tensor([0.8, 1.6, 2.4]))
+
+
+@pytest.mark.parametrize("label, words", [
+    ("y * 2", ["%backward (y * 2).sum()", "y * 2 has shape (2,)"]),
+    ("h.out", ["%backward h.out.sum()"]),
+])
+def test_messages_use_the_expression_the_learner_typed(label, words):
+    y = torch.ones(2, requires_grad=True) * 2
+    with pytest.raises(TraceError) as err:
+        trace(y * 2, names={}, label=label)
+    for word in words:
+        assert word in str(err.value)
+    assert "the output" not in str(err.value)
+
+
+def test_an_integer_result_has_no_gradient():
+    x = torch.tensor([1., 3., 2.], requires_grad=True)
+    with pytest.raises(TraceError, match="integer") as err:
+        trace(x.argmax(), names={}, label="x.argmax()")
+    assert "no input" not in str(err.value) and "x.max()" in str(err.value)
+
+
+@pytest.mark.parametrize("gradient, words", [
+    (torch.ones(2, dtype=torch.cfloat), "complex"),
+    (torch.ones(2, device="meta"), "meta device"),
+])
+def test_a_gradient_of_the_wrong_kind_is_refused_in_words(gradient, words):
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(TraceError, match=words):
+        trace(x * 2, gradient, names={}, label="x * 2")
+    assert x.grad is None
+
+
+def test_version_error_is_one_paragraph_with_the_fix():
+    x = torch.ones(3, requires_grad=True)
+    y = x.exp()
+    z = y.sum() * y.sum()
+    y.add_(1)
+    with pytest.raises(TraceError) as err:
+        trace(z, names={"y": y}, label="z")
+    text = str(err.value)
+    assert "changed in place" in text and "out of place" in text and "\n" not in text
+
+
+def test_an_optimizer_hook_that_returns_a_value_is_named_not_a_traceback():
+    p = torch.nn.Parameter(torch.tensor([1., 2.]))
+    p.register_post_accumulate_grad_hook(lambda q: q.data.add_(q.grad, alpha=-0.1))  # returns a tensor
+    with pytest.raises(TraceError, match="must return None"):
+        trace((p ** 2).sum(), names={}, apply=True)

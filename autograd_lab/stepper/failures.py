@@ -125,9 +125,15 @@ def _is_freed(node) -> bool:
     return node.freed
 
 
-def explain(err: BaseException, what: str, graph: Graph, names=None) -> str:
-    """The engine's error err, raised while recording the backward of what, as one paragraph."""
+def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bool = False) -> str:
+    """The engine's error err, raised while recording the backward of what, as one paragraph.
+    applied: the run was the learner's own backward (--apply), so .grad may be partly written."""
     text = one_line(err)
+    if "post accumulate grad hooks should return None" in text:
+        return (f"one of your post-accumulate-grad hooks (register_post_accumulate_grad_hook) returned "
+                f"a value: such a hook works on the parameter itself and must return None. Write it as "
+                f"a def without return (or end the lambda with 'or None')"
+                + (", zero .grad, and run the cell again." if applied else "."))
     if FREED in text:
         return freed(what, graph, names)
     if "modified by an inplace operation" in text:
@@ -155,8 +161,9 @@ def explain(err: BaseException, what: str, graph: Graph, names=None) -> str:
     if "complex" in text.lower():
         return (f"backward of {what} failed on complex numbers: {text}. Give a gradient of the same "
                 f"dtype as {what} (complex for a complex {what}, real for a real one).")
-    return (f"the engine failed while backpropagating {what}: {type(err).__name__}: {text[:300]}. "
-            f"Nothing of yours was changed; autograd_lab.explain(err) explains autograd's errors "
+    unchanged = "" if applied else " Nothing of yours was changed."
+    return (f"the engine failed while backpropagating {what}: {type(err).__name__}: {text[:300]}."
+            f"{unchanged} Run {code_for(what)}.backward() inside %%explain to have the error explained "
             f"in more detail.")
 
 

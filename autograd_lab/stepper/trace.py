@@ -195,7 +195,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
         raise TraceError(f"{err}. Fix the hook or remove it (h.remove() on the handle register_hook "
                          f"returned)" + ("." if apply else "; nothing of yours was changed.")) from None
     except Exception as err:  # the engine's own error, or a custom Function's: one paragraph
-        raise TraceError(explain(err, what, graph, names)) from None
+        raise TraceError(explain(err, what, graph, names, apply)) from None
     finally:
         for handle in handles:
             handle.remove()
