@@ -76,7 +76,7 @@ def bare_hooks(leaves, loss):
 
 def percentile(values, q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def recording(leaves, loss, repeat: int) -> dict[str, float]:
@@ -96,13 +96,13 @@ def opening(leaves, loss, repeat: int) -> tuple[float, float, dict[str, float]]:
         t0 = time.perf_counter()
         s = autograd_lab.step(loss, names={})
         t1 = time.perf_counter()
-        s.widget
+        _ = s.widget
         t2 = time.perf_counter()
         s.text()
         t3 = time.perf_counter()
         s.html()
         t4 = time.perf_counter()
-        for key, (a, b) in zip(parts, ((t0, t1), (t1, t2), (t2, t3), (t3, t4))):
+        for key, (a, b) in zip(parts, ((t0, t1), (t1, t2), (t2, t3), (t3, t4)), strict=True):
             parts[key].append(b - a)
         s.widget.close()
 
@@ -115,7 +115,7 @@ def opening(leaves, loss, repeat: int) -> tuple[float, float, dict[str, float]]:
 
 def clicking(loss) -> list[float]:
     s = autograd_lab.step(loss, names={})
-    s.widget
+    _ = s.widget
     button = s.buttons["next"]
     samples = [common.timed(button.click) for _ in range(min(CLICKS, len(s.trace.steps)))]
     s.widget.close()

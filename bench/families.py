@@ -2,8 +2,8 @@
 gives (leaves, loss). Seeds are fixed, so every run measures the same graphs."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

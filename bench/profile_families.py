@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-import common  # noqa: F401  (one intra-op thread, the repository on sys.path)
+import common  # one intra-op thread, the repository on sys.path
 import torch
 from pyinstrument import Profiler
 
@@ -37,7 +37,7 @@ def profiled(label: str, fn, rounds: int = 1, setup=lambda: None) -> None:
 def window_move(loss):
     """The index before the first click that moves the drawn window, and the stepper there."""
     s = autograd_lab.step(loss, names={})
-    s.widget
+    _ = s.widget
     first = s._drawing
     for i in range(1, len(s.trace.steps) + 1):
         s.next()
@@ -52,9 +52,10 @@ def main(keys):
             continue
         leaves, loss = family.build()
         print(f"\n===== {family.name}: {family.description}")
-        profiled("recording: trace(loss)", common.fresh(leaves, lambda: autograd_lab.trace(loss, names={})), 5)
+        record = common.fresh(leaves, lambda loss=loss: autograd_lab.trace(loss, names={}))
+        profiled("recording: trace(loss)", record, 5)
 
-        def open_once():
+        def open_once(loss=loss):
             s = autograd_lab.step(loss, names={})
             s.widget, s.text(), s.html()
             s.widget.close()
@@ -64,7 +65,7 @@ def main(keys):
             print("--- no click moves the window: the whole graph is drawn")
             continue
 
-        def before():
+        def before(s=s, index=index):
             s.goto(index)
             s._drawing = None  # as if the window had just moved: the drawing is made again
 
