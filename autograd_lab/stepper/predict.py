@@ -1,63 +1,132 @@
-"""Checking a learner's prediction of a step against what the engine really computed."""
+"""Checking a learner's prediction of a step against what the engine really computed, with the
+exercises' one rule for typed numbers (practice/digits.py), and naming the usual mistakes when the
+step is given: the gradient arriving instead of the one sent on, the previous or next node's
+values, the local derivative alone, a constant factor missing from it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
 
-from ..tensors import Summary, close
+from ..practice.checking import WrongForm
+from ..practice.digits import CLOSE, RIGHT, WRONG, Numbers, judge
+from ..practice.reading import read_numbers
+from ..tensors import Summary
 
 
 @dataclass(frozen=True)
 class Verdict:
+    """right, and a message that does not repeat the word (the stepper shows right or wrong
+    before it); difference: the largest absolute difference, when comparable."""
+
     right: bool
     message: str
-    difference: float | None = None  # largest absolute difference, when comparable
+    difference: float | None = None
+    diagnosis: str = ""  # a stable id of the mistake named
 
 
-def compare(answer, expected) -> Verdict:
-    """Compare an answer (number, nested list, tensor, or a tuple of them for several outputs).
+def compare(answer, expected, step=None) -> Verdict:
+    """Compare an answer (number, nested list, text, tensor, or a tuple of them for several
+    outputs); with the trace's step, a wrong answer is matched against the usual mistakes.
 
-    >>> compare([0.6667, 1.3333, 2.0], torch.tensor([2/3, 4/3, 2.])).right
+    >>> compare([0.667, 1.333, 2.0], torch.tensor([2/3, 4/3, 2.])).right
     True
+    >>> compare([0.67, 1.33, 2.0], torch.tensor([2/3, 4/3, 2.])).message
+    'close: give three significant digits'
     """
     if isinstance(expected, tuple):
         expected = tuple(e for e in expected if e is not None)
-        if len(expected) == 1:
-            expected = expected[0]
-        elif not isinstance(answer, (tuple, list)) or len(answer) != len(expected) or _is_flat_numbers(answer):
-            return Verdict(False, f"this node sends {len(expected)} gradients: give them as a tuple, "
-                                  f"one per input, e.g. (g1, g2)")
-        else:
-            verdicts = [compare(a, e) for a, e in zip(answer, expected, strict=False)]
-            worst = max((v.difference or 0.0) for v in verdicts)
-            if all(v.right for v in verdicts):
-                return Verdict(True, "right: all gradients match", worst)
-            wrong = [str(i + 1) for i, v in enumerate(verdicts) if not v.right]
-            return Verdict(False, f"wrong for input {', '.join(wrong)}: " + "; ".join(
-                v.message for v in verdicts if not v.right), worst)
+        if len(expected) != 1:
+            return _several(answer, expected)
+        expected = expected[0]
     if isinstance(expected, Summary):
         return Verdict(False, f"this gradient has {expected.numel} values; predict a smaller example")
     if expected is None:
         return Verdict(False, "nothing is sent on from this node")
-    if isinstance(answer, torch.Tensor):
-        answer = answer.detach().cpu()
     try:
-        value = torch.as_tensor(answer, dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError):
+        given = read_numbers(answer, "The gradient")
+    except WrongForm as err:
         return Verdict(False, f"could not read {type(answer).__name__} as numbers: type a number, a "
-                              f"list like [1.0, 2.0], or an expression")
+                              f"list like [1.0, 2.0], or an expression ({err})")
     target = expected.detach().to(torch.float64).cpu()
-    if value.shape != target.shape:
-        if value.numel() == 1 and target.numel() == 1:
-            value = value.reshape(target.shape)
+    if given.values.shape != target.shape:
+        if given.values.numel() == 1 and target.numel() == 1:
+            given = Numbers(given.values.reshape(target.shape), given.half.reshape(target.shape),
+                            given.digits.reshape(target.shape), given.eps)
         else:
-            return Verdict(False, f"wrong shape: you gave {tuple(value.shape)}, the gradient has shape "
+            return Verdict(False, f"wrong shape: you gave {tuple(given.values.shape)}, the gradient has shape "
                                   f"{tuple(target.shape)} (one value per element of the input)")
-    diff = float((value - target).abs().max()) if value.numel() else 0.0
-    if close(value, target):  # values copied from what PyTorch prints count as right: 0.6667 for 2/3
-        return Verdict(True, "right" + ("" if diff < 1e-12 else f" (off by at most {diff:.1e}, rounding)"), diff)
-    return Verdict(False, f"wrong: off by up to {diff:.4f}", diff)
+    diff = float((given.values - target).abs().max()) if target.numel() else 0.0
+    grade = judge(given, target)
+    if grade == RIGHT:
+        return Verdict(True, "matches the engine" + ("" if diff < 1e-12 else " to the digits you gave"), diff)
+    if grade == CLOSE:
+        return Verdict(False, "close: give three significant digits", diff, "too_few_digits")
+    found = diagnose(given, target, step) if step is not None else None
+    if found:
+        key, said = found
+        return Verdict(False, f"{said} (off by up to {diff:.4f})", diff, key)
+    return Verdict(False, f"off by up to {diff:.4f}", diff)
+
+
+def _several(answer, expected: tuple) -> Verdict:
+    """A node that sends several gradients: one prediction per input, in a tuple."""
+    if not isinstance(answer, (tuple, list)) or len(answer) != len(expected) or _is_flat_numbers(answer):
+        return Verdict(False, f"this node sends {len(expected)} gradients: give them as a tuple, "
+                              f"one per input, e.g. (g1, g2)")
+    verdicts = [compare(a, e) for a, e in zip(answer, expected, strict=True)]
+    worst = max((v.difference or 0.0) for v in verdicts)
+    if all(v.right for v in verdicts):
+        return Verdict(True, "all gradients match the engine", worst)
+    wrong = [str(i + 1) for i, v in enumerate(verdicts) if not v.right]
+    return Verdict(False, f"not for input {', '.join(wrong)}: " + "; ".join(
+        v.message for v in verdicts if not v.right), worst)
+
+
+def diagnose(given: Numbers, target: torch.Tensor, step) -> tuple[str, str] | None:
+    """(id, message) of the usual mistake a wrong prediction of this step matches, or None."""
+    steps = list(getattr(step.trace, "steps", ()) or ())
+    arriving = _single(step.grad_outputs)
+    if arriving is not None and _fits(given, arriving):
+        return ("arriving", "that is the gradient arriving at this node; it sends on that gradient "
+                            "times its local derivative")
+    if step.index > 0 and steps:
+        sent_before = _single(steps[step.index - 1].grad_inputs)
+        if sent_before is not None and _fits(given, sent_before):
+            return ("previous_node", f"that is what the previous node, {steps[step.index - 1].name}, sent on")
+    if step.index + 1 < len(steps):
+        after = steps[step.index + 1]
+        sent_after = _single((after.grad_after,) if after.node.is_accumulator else after.grad_inputs)
+        if sent_after is not None and _fits(given, sent_after):
+            return ("next_node", f"that is what the next node, {after.name}, sends on: this one runs first")
+    if arriving is not None and arriving.shape == target.shape and bool((arriving != 0).all()):
+        local = target / arriving.double()
+        if _fits(given, local):
+            return ("local_only", "that is the local derivative alone: the chain rule multiplies it by "
+                                  "the gradient arriving")
+    ratio = _constant_ratio(given.values, target)
+    if ratio is not None:
+        return ("factor", "a constant factor of the local derivative is missing or extra: every value "
+                          "is off by the same factor")
+    return None
+
+
+def _single(values):
+    found = [v for v in (values or ()) if isinstance(v, torch.Tensor)]
+    return found[0].detach().double().cpu() if len(found) == 1 else None
+
+
+def _fits(given: Numbers, value: torch.Tensor) -> bool:
+    return tuple(given.values.shape) == tuple(value.shape) and judge(given, value) != WRONG
+
+
+def _constant_ratio(value: torch.Tensor, target: torch.Tensor) -> float | None:
+    if target.numel() < 2 or bool((target == 0).any()):
+        return None
+    ratio = (value / target).flatten()
+    if float((ratio - ratio[0]).abs().max()) < 1e-3 and abs(float(ratio[0]) - 1) > 1e-3:
+        return float(ratio[0])
+    return None
 
 
 def _is_flat_numbers(answer) -> bool:
