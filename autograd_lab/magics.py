@@ -82,14 +82,14 @@ class Magic:
                     raise self.error(f"--{name} is a switch and takes no value")
                 found[flag.name] = True
                 continue
-            if eq:
-                value = inline
-            else:
-                taken: list[str] = []
-                while i < len(words) and not (words[i].startswith("--") and not _open(taken)):
-                    taken.append(words[i])
-                    i += 1
-                value = " ".join(taken)
+            # the value runs to the next flag outside brackets: "--gradient=torch.ones(2, 3)" too
+            taken: list[str] = [inline] if eq else []
+            while i < len(words) and not (words[i].startswith("--") and not _open(taken)):
+                if eq and not _open(taken):
+                    break  # "--flag=value" with its value complete: what follows is the expression
+                taken.append(words[i])
+                i += 1
+            value = " ".join(taken)
             if not value:
                 raise self.error(f"--{name} needs a value")
             found[flag.name] = self.convert(flag, value)
@@ -148,6 +148,29 @@ def _graph(magic, expr, opts, shell):
     return show_graph(evaluate(shell, expr, magic, "tensor"), names=shell.user_ns, label=expr)
 
 
+def _jacobian(magic, expr, opts, shell):
+    from .jacobians.view import jacobian_view
+
+    parts = _expressions(expr)
+    if len(parts) != 2:
+        raise magic.error("give two expressions, the output and the input, each without spaces or in "
+                          "brackets, e.g. %jacobian y x or %jacobian (x ** 2) x")
+    y, x = (evaluate(shell, p, magic) for p in parts)
+    v = evaluate(shell, opts["v"], magic, "weights") if "v" in opts else None
+    return jacobian_view(y, x, v=v, names=shell.user_ns, y_label=parts[0], x_label=parts[1])
+
+
+def _expressions(text: str) -> list[str]:
+    """Split 'y x' or '(x ** 2) x' into expressions at spaces outside brackets."""
+    parts: list[str] = []
+    for word in text.split():
+        if parts and _open([parts[-1]]):
+            parts[-1] += " " + word
+        else:
+            parts.append(word)
+    return parts
+
+
 def _storage(magic, expr, opts, shell):
     from .storage.view import compare_storage
 
@@ -167,7 +190,8 @@ def _exercise(magic, expr, opts, shell):
 def _explain(magic, expr, opts, shell, cell):
     from .explain.view import run_explained
 
-    return Returned(run_explained(shell, cell, show_original=opts.get("original", False)))
+    return Returned(run_explained(shell, cell, show_original=opts.get("original", False),
+                                  anomaly=opts.get("anomaly", False)))
 
 
 def _backward_profile(magic, expr, opts, shell, cell):
@@ -185,6 +209,11 @@ MAGICS = (
           "z = (x ** 2).mean()\n%backward z"),
     Magic("graph", False, "z", "Draw z's backward graph once, with where backprop stops and why.", _graph,
           example="%graph z"),
+    Magic("jacobian", False, "y x", "The Jacobian of y with respect to x (y a tensor computed from x, or a "
+          "function of x), and with --v, v @ J beside what y.backward(v) would accumulate: backward never "
+          "builds J. Nothing of yours changes.", _jacobian,
+          (Flag("v", "expr", "the weights of y.backward(v), shaped like y", "v"),),
+          "y = x ** 2\n%jacobian y x --v torch.tensor([1., 0., 2.])"),
     Magic("storage", False, "a", "Which copies of a (detach, clone, .data, a view, numpy) share its memory "
           "and version counter, and what an in-place edit of each does to the next backward. Runs on twins "
           "of a; a is never changed.", _storage, example="%storage a"),
@@ -193,7 +222,10 @@ MAGICS = (
           "%exercise mean_square --seed 7"),
     Magic("explain", True, "", "Run the cell; if autograd raises an error, explain it in plain words, "
           "with the fix.", _explain,
-          (Flag("original", None, "also show PyTorch's original message"),),
+          (Flag("original", None, "also show PyTorch's original message"),
+           Flag("anomaly", None, "if backward fails in a node, run the cell AGAIN with anomaly mode "
+                "on and show the cell's line whose forward op saved the value (repeats the cell's "
+                "side effects)")),
           "%%explain\nz.backward()\nz.backward()"),
     Magic("backward_profile", True, "", "Run one training step (the cell, ending in a loss) several "
           "times and time forward and backward of each, with the graph's size, which of your variables "

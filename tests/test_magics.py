@@ -36,6 +36,9 @@ def test_flag_with_equals_sign_is_the_same_as_with_a_space():
     assert backward.parse("z --gradient=torch.ones(3)") == backward.parse("z --gradient torch.ones(3)")
     assert backward.parse("(y * 2).sum() --apply") == ("(y * 2).sum()", {"apply": True})
     assert backward.parse("z.sum(dim=-1) --predict") == ("z.sum(dim=-1)", {"predict": True})
+    spaced = ("z", {"gradient": "torch.ones(2, 3)", "apply": True})
+    assert backward.parse("z --gradient=torch.ones(2, 3) --apply") == spaced
+    assert backward.parse("--gradient=g z") == ("z", {"gradient": "g"})
 
 
 def test_integer_flags_are_parsed_once_with_bounds():
@@ -83,3 +86,17 @@ def test_an_unexpected_failure_in_a_line_magic_is_one_line(seeded, monkeypatch):
         seeded.run_line_magic("graph", "z")
     assert str(err.value).startswith("%graph could not finish: RuntimeError: something inside went wrong second line")
     assert "\n" not in str(err.value)
+
+
+def test_jacobian_magic_takes_two_expressions_and_weights(seeded):
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as out:
+        seeded.run_line_magic("jacobian", "(x ** 2) x --v=torch.tensor([1., 0., 2.], dtype=torch.double)")
+    text = out.outputs[-1].data["text/plain"]
+    x = seeded.user_ns["x"]
+    expected = torch.autograd.grad(x ** 2, x, torch.tensor([1., 0., 2.], dtype=torch.double))[0]
+    assert "12.0000" in text and expected.tolist() == [2.0, 0.0, 12.0]
+    assert x.grad is None
+    with pytest.raises(UsageError, match="two expressions"):
+        seeded.run_line_magic("jacobian", "y")
