@@ -25,6 +25,7 @@ class Explanation:
     fix: str
     original: str
     category: str = "RuntimeError"
+    anomaly: object = None  # an anomaly.Rerun when the learner asked for anomaly mode
 
     @property
     def known(self) -> bool:

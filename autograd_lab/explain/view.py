@@ -8,6 +8,7 @@ import warnings
 from ..display import ModelView, show
 from ..errors import LabInputError
 from . import faces
+from .anomaly import TRACEABLE, Rerun, run_under_anomaly
 from .context import compile_cell
 from .explanation import Explanation, explanation_of
 
@@ -51,9 +52,15 @@ def explain(exc, names=None, line: str | None = None) -> ExplanationView:
     return ExplanationView(explanation_of(exc, names, line))
 
 
-def run_explained(shell, cell: str, show_original: bool = False):
+def run_explained(shell, cell: str, show_original: bool = False, anomaly: bool = False):
     """Run the cell like a normal cell and return its last expression's value; if autograd raises
     (or warns that a non-leaf's .grad was read), show the explanation instead of the traceback.
+
+    anomaly: only when the learner asks. If backward failed inside a node (a saved value changed in
+    place, a freed graph), run the cell a second time with torch.autograd.detect_anomaly() on, and
+    show the line of the cell whose forward op saved that value. The second run repeats the cell's
+    side effects (prints, appends, in-place edits of earlier tensors); anomaly mode's own warnings
+    are kept off stderr.
 
     >>> from IPython.testing.globalipapp import get_ipython
     >>> from IPython.utils.capture import capture_output
@@ -85,8 +92,19 @@ def run_explained(shell, cell: str, show_original: bool = False):
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
     if failure is not None:
+        if anomaly:
+            failure.anomaly = _rerun(shell, cell, failure.kind)
         show(ExplanationView(failure, show_original))
     return value
+
+
+def _rerun(shell, cell: str, kind: str) -> Rerun:
+    if kind not in TRACEABLE:
+        return Rerun(False)
+    body, expr = compile_cell(shell, cell, "explain")
+    # the first run's warnings were shown already: the second run's copies are dropped
+    _, found, _ = run_under_anomaly(body, expr, shell.user_global_ns, shell.user_ns)
+    return Rerun(True, found)
 
 
 def _handler(shell, etype, value, tb, tb_offset=None):
