@@ -291,6 +291,9 @@ def test_unknown_name_and_bad_seed_are_explained():
         exercise("mean_sqaure")
     with pytest.raises(LabInputError, match="whole number"):
         exercise("mean_square_random", seed="seven")
+    for huge in (10**30, -1, 2**32):
+        with pytest.raises(LabInputError, match="from 0 to"):
+            exercise("mean_square_random", seed=huge)
 
 
 def test_texts_are_deterministic():

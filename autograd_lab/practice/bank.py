@@ -58,4 +58,7 @@ def exercise(name: str, seed: int | None = None) -> Exercise:
     found = entry(name)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise LabInputError(f"seed takes a whole number, got {seed!r}: e.g. exercise({name!r}, seed=7).")
+    if seed is not None and not 0 <= seed < 2**32:
+        raise LabInputError(f"seed takes a whole number from 0 to {2**32 - 1}, got {seed}: e.g. "
+                            f"exercise({name!r}, seed=7).")
     return found.make(seed=seed)
