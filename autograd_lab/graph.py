@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .names import learner_items, learner_tensors
+from .names import learner_labels, learner_tensors
 from .tensors import same_memory
 
 ACCUMULATE = "AccumulateGrad"
@@ -145,30 +145,6 @@ class Graph:
     def stops(self) -> list[tuple[Node, int]]:
         return [(n, i) for n in self.nodes for i in n.stops]
 
-    def stop_reason(self, node: Node, position: int, names: Mapping[str, object] | None = None) -> str:
-        """Why no gradient flows into input position of node, in the learner's words when possible."""
-        constants = [v for v in node.saved.values()
-                     if isinstance(v, torch.Tensor) and not v.requires_grad]
-        if len(node.stops) == 1 and len(constants) == 1:
-            reason = self.constant_reason(constants[0], names)
-            if reason is not None:
-                return reason
-        return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"
-
-    def constant_reason(self, value: torch.Tensor, names: Mapping[str, object] | None = None) -> str | None:
-        """Who a saved value that needs no gradient is, in the learner's words; None if unknown."""
-        for leaf in self.leaves():
-            if leaf.leaf is not None and same_memory(leaf.leaf, value):
-                return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
-        for name, candidate in learner_tensors(names):
-            if same_memory(candidate, value):
-                if candidate.requires_grad:  # the learner's tensor is in a graph; the saved one is not
-                    return f"a detach() of {name}: same memory, cut from the graph"
-                return f"{name}, which does not require grad"
-        if value.numel() == 1 and not value.is_complex():
-            return f"the constant {value.item():g}"
-        return None
-
     def dependencies(self) -> dict[Node, int]:
         """How many gradients each node waits for before it can run (one per incoming edge)."""
         return {n: len(n.consumers) for n in self.nodes}
@@ -197,7 +173,7 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     root_fn = output.grad_fn
     if root_fn is None:
         raise ValueError("the tensor has no grad_fn")
-    node_labels, leaf_labels = _learner_names(names or {})
+    node_labels, leaf_labels = learner_labels(names)
     nodes: list[Node] = []
     by_fn: dict[Any, Node] = {}
 
@@ -225,28 +201,6 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             child.consumers.append(node)
             node.next.append((child, input_nr))
     return Graph(nodes, by_fn)
-
-
-def _learner_names(names: Mapping[str, object]) -> tuple[dict[Any, str], dict[int, str]]:
-    """The learner's names for graph nodes (by grad_fn) and for leaves (by tensor identity)."""
-    node_labels: dict[Any, str] = {}
-    leaf_labels: dict[int, str] = {}
-
-    def add(name: str, value: object) -> None:
-        if not isinstance(value, torch.Tensor):
-            return
-        if value.grad_fn is not None:
-            node_labels.setdefault(value.grad_fn, name)
-        elif value.requires_grad:
-            leaf_labels.setdefault(id(value), name)
-
-    for name, value in learner_items(names):
-        if isinstance(value, torch.nn.Module):
-            for pname, p in value.named_parameters():
-                add(f"{name}.{pname}", p)
-        else:
-            add(name, value)
-    return node_labels, leaf_labels
 
 
 def saved_values(fn: Any) -> tuple[dict[str, Any], bool]:

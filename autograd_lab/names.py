@@ -61,3 +61,31 @@ def caller_names(depth: int = 2) -> dict[str, Any]:
     (locals shadow globals, as in Python's own lookup)."""
     frame = sys._getframe(depth)
     return {**frame.f_globals, **frame.f_locals}
+
+
+def learner_labels(names: Mapping[Any, Any] | None) -> tuple[dict[Any, str], dict[int, str]]:
+    """The learner's names for graph nodes (by grad_fn) and for leaves (by tensor identity);
+    a module's parameters are named module.weight, module.0.bias, ...
+
+    >>> w = torch.ones(1, requires_grad=True)
+    >>> learner_labels({"w": w, "y": w * 2})[1] == {id(w): "w"}
+    True
+    """
+    node_labels: dict[Any, str] = {}
+    leaf_labels: dict[int, str] = {}
+
+    def add(name: str, value: object) -> None:
+        if not isinstance(value, torch.Tensor):
+            return
+        if value.grad_fn is not None:
+            node_labels.setdefault(value.grad_fn, name)
+        elif value.requires_grad:
+            leaf_labels.setdefault(id(value), name)
+
+    for name, value in learner_items(names):
+        if isinstance(value, torch.nn.Module):
+            for pname, p in value.named_parameters():
+                add(f"{name}.{pname}", p)
+        else:
+            add(name, value)
+    return node_labels, leaf_labels

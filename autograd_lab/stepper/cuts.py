@@ -12,8 +12,8 @@ from collections.abc import Mapping
 import torch
 
 from ..graph import Graph, Node
-from ..names import learner_items
-from ..tensors import shares_storage
+from ..names import learner_items, learner_tensors
+from ..tensors import same_memory, shares_storage
 
 _inputs_by_name: dict[str, tuple[str, ...] | None] = {}
 
@@ -64,7 +64,7 @@ def stop_reason(graph: Graph, node: Node, position: int, names: Mapping | None =
     the graph's own reason."""
     value = input_value(node, position)
     if value is not None:
-        reason = _frozen(value, names) or graph.constant_reason(value, names)
+        reason = _frozen(value, names) or constant_reason(graph, value, names)
         if reason is not None:
             return reason
     elif len(node.stops) == 1:
@@ -73,7 +73,27 @@ def stop_reason(graph: Graph, node: Node, position: int, names: Mapping | None =
             reason = _frozen(constants[0], names)
             if reason is not None:
                 return reason
-    return graph.stop_reason(node, position, names)
+    constants = [v for v in node.saved.values() if isinstance(v, torch.Tensor) and not v.requires_grad]
+    if len(node.stops) == 1 and len(constants) == 1:
+        reason = constant_reason(graph, constants[0], names)
+        if reason is not None:
+            return reason
+    return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"
+
+
+def constant_reason(graph: Graph, value: torch.Tensor, names: Mapping | None = None) -> str | None:
+    """Who a saved value that needs no gradient is, in the learner's words; None if unknown."""
+    for leaf in graph.leaves():
+        if leaf.leaf is not None and same_memory(leaf.leaf, value):
+            return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
+    for name, candidate in learner_tensors(names):
+        if same_memory(candidate, value):
+            if candidate.requires_grad:  # the learner's tensor is in a graph; the saved one is not
+                return f"a detach() of {name}: same memory, cut from the graph"
+            return f"{name}, which does not require grad"
+    if value.numel() == 1 and not value.is_complex():
+        return f"the constant {value.item():g}"
+    return None
 
 
 def input_value(node: Node, position: int) -> torch.Tensor | None:
