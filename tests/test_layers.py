@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "autograd_lab"
-FRONT = {"display.py", "magics.py"}  # and every *view.py
+FRONT = {"display.py", "magics.py", "magic_spec.py"}  # and every *view.py
 RENDERING = {"draw.py", "picture.py", "text.py", "faces.py"}
 LEVEL = {"model": 0, "rendering": 1, "front": 2, "face": 3}
 THIRD_PARTY = {

@@ -1,0 +1,171 @@
+"""What a magic of the lab is: its flags with their types, its usage line and the docstring
+``%name?`` shows, how its line is parsed (``--flag value`` and ``--flag=value``), and how it is run
+so that anything that goes wrong reaches the learner as one short UsageError. The table of the lab's
+magics itself is in magics.py."""
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from IPython.core.error import UsageError
+
+from .display import show
+from .errors import LabInputError
+from .format import message
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One option: a switch (kind None) or a value of kind "expr" (Python code) or "int"."""
+
+    name: str
+    kind: str | None
+    help: str
+    metavar: str = ""
+
+    def usage(self) -> str:
+        return f"--{self.name} {self.metavar}".rstrip()
+
+
+@dataclass(frozen=True)
+class Magic:
+    name: str
+    cell: bool  # a cell magic (%%name) or a line magic (%name)
+    subject: str  # what the line's expression is ("" when the line takes none)
+    summary: str
+    run: Callable
+    flags: tuple[Flag, ...] = ()
+    example: str = ""
+
+    def usage(self) -> str:
+        prefix = "%%" if self.cell else "%"
+        parts = [prefix + self.name] + ([self.subject] if self.subject else [])
+        parts += [f"[{f.usage()}]" for f in self.flags]
+        tail = "  (then the cell's code)" if self.cell else ""
+        return " ".join(parts) + tail
+
+    def doc(self) -> str:
+        """The docstring IPython shows for %name?: usage, what it does, every flag, an example."""
+        lines = [self.usage(), "", self.summary]
+        if self.flags:
+            lines += ["", "Options:"] + [f"  {f.usage():<22} {f.help}" for f in self.flags]
+        if self.example:
+            lines += ["", "Example:", "  " + self.example.replace("\n", "\n  ")]
+        return "\n".join(lines)
+
+    def parse(self, line: str) -> tuple[str, dict]:
+        """Split 'EXPR --flag value --flag=value --switch' into the expression and typed flags."""
+        try:
+            words = shlex.split(line, posix=False)
+        except ValueError as err:
+            raise self.error(f"cannot read the line ({err})") from None
+        flags = {f.name: f for f in self.flags}
+        expr: list[str] = []
+        found: dict = {}
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if not (word.startswith("--") and not brackets_open(expr)):
+                expr.append(word)
+                i += 1
+                continue
+            name, eq, inline = word[2:].partition("=")
+            flag = flags.get(name.replace("-", "_"))
+            if flag is None:
+                known = ", ".join("--" + f for f in flags) or "none"
+                raise self.error(f"unknown option --{name} (options: {known})")
+            i += 1
+            if flag.kind is None:
+                if eq:
+                    raise self.error(f"--{name} is a switch and takes no value")
+                found[flag.name] = True
+                continue
+            # the value runs to the next flag outside brackets: "--gradient=torch.ones(2, 3)" too
+            taken: list[str] = [inline] if eq else []
+            while i < len(words) and not (words[i].startswith("--") and not brackets_open(taken)):
+                if eq and not brackets_open(taken):
+                    break  # "--flag=value" with its value complete: what follows is the expression
+                taken.append(words[i])
+                i += 1
+            value = " ".join(taken)
+            if not value:
+                raise self.error(f"--{name} needs a value")
+            found[flag.name] = self.convert(flag, value)
+        return " ".join(expr).strip(), found
+
+    def convert(self, flag: Flag, value: str):
+        if flag.kind != "int":
+            return value
+        try:
+            number = int(value)
+        except ValueError:
+            raise self.error(f"--{flag.name} takes a whole number, got {value!r}") from None
+        if not 0 <= number < 2**32:
+            raise self.error(f"--{flag.name} takes a whole number from 0 to {2**32 - 1}, got {value}")
+        return number
+
+    def error(self, text: str) -> UsageError:
+        return UsageError(f"{text}. Usage: {self.usage()}")
+
+
+def bracketsbrackets_open(words) -> bool:
+    """True while brackets are still open, so '--' inside an expression is not taken for a flag."""
+    text = " ".join(words)
+    return sum(text.count(c) for c in "([{") > sum(text.count(c) for c in ")]}")
+
+
+def evaluate(shell, expr: str, magic: Magic, what: str = "expression"):
+    """Evaluate expr in the learner's namespace; a mistake becomes a short UsageError."""
+    if not expr:
+        raise magic.error(f"give the {what} to look at")
+    try:
+        return shell.ev(expr)
+    except NameError as err:
+        raise magic.error(f"{err}: run the cell that creates it first, or check the spelling") from None
+    except SyntaxError as err:
+        raise magic.error(f"'{expr}' is not a Python expression ({err.msg})") from None
+    except Exception as err:  # the learner's expression failed: say so, in one line
+        raise UsageError(f"evaluating '{expr}' raised {type(err).__name__}: {message(err)}") from None
+
+
+@dataclass(frozen=True)
+class Returned:
+    """A value the magic hands back to IPython (shown as Out[n]) rather than displays."""
+
+    value: object
+
+
+def call(magic: Magic, shell, line: str, cell: str | None = None):
+    """Run one magic: parse, evaluate, show; every failure becomes one short UsageError."""
+    expr, opts = magic.parse(line)
+    args = (magic, expr, opts, shell) + ((cell,) if magic.cell else ())
+    try:
+        result = magic.run(*args)
+    except UsageError:
+        raise
+    except LabInputError as err:
+        raise UsageError(str(err)) from None
+    except Exception as err:
+        if magic.cell:  # the learner's own cell failed: their error, as Python gives it
+            raise
+        # an error the room did not word: one line, never a traceback through the lab
+        raise UsageError(f"%{magic.name} could not finish: {type(err).__name__}: {message(err)}. "
+                         f"Usage: {magic.usage()}") from None
+    if isinstance(result, Returned):
+        return result.value
+    if result is not None:
+        show(result)
+    return None
+
+
+def bind(magic: Magic, shell):
+    if magic.cell:
+        def bound(line, cell):
+            return call(magic, shell, line, cell)
+    else:
+        def bound(line):  # type: ignore[misc]
+            return call(magic, shell, line)
+    bound.__doc__ = magic.doc()
+    bound.__name__ = magic.name
+    return bound
