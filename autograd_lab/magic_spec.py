@@ -109,7 +109,7 @@ class Magic:
         return UsageError(f"{text}. Usage: {self.usage()}")
 
 
-def bracketsbrackets_open(words) -> bool:
+def brackets_open(words: list[str]) -> bool:
     """True while brackets are still open, so '--' inside an expression is not taken for a flag."""
     text = " ".join(words)
     return sum(text.count(c) for c in "([{") > sum(text.count(c) for c in ")]}")

@@ -89,7 +89,8 @@ def test_imports_flow_downward(path):
             continue
         else:
             pytest.fail(f"{path.name}:{lineno} imports {name}, which is neither stdlib nor an allowed dependency")
-        assert theirs <= mine, f"{path.relative_to(PACKAGE)}:{lineno} ({layer_of(path)}) imports {name} from a higher layer"
+        where = f"{path.relative_to(PACKAGE)}:{lineno} ({layer_of(path)})"
+        assert theirs <= mine, f"{where} imports {name} from a higher layer"
 
 
 def test_rooms_have_no_code_in_their_init():
