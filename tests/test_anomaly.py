@@ -71,8 +71,9 @@ def test_a_forward_from_an_earlier_cell_is_said_so(ns):
     assert ns.user_ns["runs"] == [1, 1] and cap.stderr == ""
 
 
-def test_a_forward_inside_a_function_points_at_the_call_in_the_cell(ns):
-    cell = "def f(t):\n    return t.exp()\n\nx = torch.ones(2, requires_grad=True)\ny = f(x)\ny += 1\ny.sum().backward()"
+def test_a_forward_inside_a_function_of_the_cell_names_its_line(ns):
+    cell = ("def f(t):\n    return t.exp()\n\n"
+            "x = torch.ones(2, requires_grad=True)\ny = f(x)\ny += 1\ny.sum().backward()")
     with capture_output() as cap:
         ns.run_cell_magic("explain", "--anomaly", cell)
     [shown] = texts(cap)
