@@ -116,7 +116,14 @@ def test_compare_inputs_data_requires_grad_detach_cures_clone_does_not():
     assert rows["detach()"].nodes == rows["clone().detach()"].nodes == 4
     assert rows["as is"].requires_grad and rows["clone()"].requires_grad and not rows["detach()"].requires_grad
     assert rows["detach()"].shares_storage and not rows["clone()"].shares_storage
-    assert "detach(), clone().detach()" in comp.verdict and "clone() stays bigger" in comp.verdict
+    # the work is the data's dense gradient (64 x 4) on top of w's 16, not the node count
+    assert rows["as is"].grad_elements == rows["clone()"].grad_elements == data.numel() + w.numel()
+    assert rows["detach()"].grad_elements == rows["clone().detach()"].grad_elements == w.numel()
+    assert comp.verdict.startswith("Least backward work (16 gradient elements per step, graph flat): "
+                                   "detach(), clone().detach().")
+    assert "computes 272 gradient elements per step" in comp.verdict
+    assert "clone() still does more" in comp.verdict
+    assert "grad elements" in comp.text() and "272" in comp.text()
     assert data.grad is None and w.grad is None  # autograd.grad: no .grad written
 
 

@@ -79,18 +79,23 @@ def test_widget_has_the_figure_and_the_classes(ns):
 
 def test_progress_bar_only_in_a_live_kernel(ns, monkeypatch):
     import ipywidgets
-
     from autograd_lab.profile import view
 
     shown = []
+    bars = []
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    real = ipywidgets.IntProgress
+    monkeypatch.setattr(ipywidgets, "IntProgress", lambda *a, **k: bars.append(real(*a, **k)) or bars[-1])
     view.profile_cell(ns, RNN, steps=2, warmup=0)
     assert shown == []  # not in a kernel: no bar
     monkeypatch.setattr(view, "live", lambda: True)
     view.profile_cell(ns, RNN, steps=2, warmup=1)
-    [bar] = shown
-    assert isinstance(bar, ipywidgets.IntProgress) and "agl-profile-progress" in classes(bar)
-    assert (bar.max, bar.value) == (3, 3)
+    [bundle], [bar] = shown, bars
+    # only the widget is shown: no "IntProgress(value=0, ...)" text left in a stored notebook
+    assert list(bundle) == ["application/vnd.jupyter.widget-view+json"]
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"]
+    assert "agl-profile-progress" in classes(bar)
+    assert (bar.max, bar.value) == (3, 3) and bar.comm is None  # closed once the profile is shown
 
 
 def test_a_cell_without_a_final_loss_is_a_usage_error(ns):

@@ -38,6 +38,7 @@ class Row:
     backward_ms: float  # median over the timed steps
     last_backward_ms: float
     steps: int = 1  # steps run, warm-up included
+    grad_elements: int = 0  # gradient elements the backward computes for leaves, at the last step
 
     @property
     def growth(self) -> float:
@@ -63,12 +64,19 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        small = min(r.last_nodes for r in self.rows)
-        cut = [r.variant for r in self.rows if r.last_nodes == small and r.growth == 0]
+        # The work a backward does is the gradients it computes: a data tensor that requires grad
+        # gets a dense gradient as big as itself at every step, whatever the node count.
+        least = min(r.grad_elements for r in self.rows)
+        cut = [r.variant for r in self.rows if r.grad_elements == least and r.growth == 0]
+        words = f"Least backward work ({least:,} gradient elements per step, graph flat): {', '.join(cut)}."
+        heavy = [r for r in self.rows if r.grad_elements > least]
+        if heavy:
+            worst = max(heavy, key=lambda r: r.grad_elements)
+            words += (f" {worst.variant} computes {worst.grad_elements:,} gradient elements per step: "
+                      f"the data's own gradient is computed and written at every step.")
         copied = [r.variant for r in self.rows if not r.shares_storage and r.variant not in cut]
-        words = f"Smallest graph ({small} nodes, flat): {', '.join(cut)}."
         if copied:
-            words += f" A copy alone does not cut the graph: {', '.join(copied)} stays bigger."
+            words += f" A copy alone does not cut the graph: {', '.join(copied)} still does more."
         shared = [r.variant for r in self.rows if r.shares_storage and r.variant in cut]
         if shared:
             words += f" Sharing memory costs nothing: {', '.join(shared)} shares storage with the data."
@@ -118,6 +126,7 @@ def _run_one(step_fn, data, name, fn, steps, warmup) -> Row:
         nodes = m.reachable(loss)  # empty when nothing in the step requires grad
         counts.append(len(nodes))
         leaves = m.leaves_of(nodes)
+        elements = sum(leaf.numel() for leaf in leaves)
         clock.start()
         if leaves:
             # a carried state links this graph to the previous steps' graphs: keep them walkable
@@ -128,4 +137,4 @@ def _run_one(step_fn, data, name, fn, steps, warmup) -> Row:
             backward.append(bwd)
         del loss, nodes, leaves
     return Row(name, flags[0], flags[1], counts[0], counts[-1], m.median(forward), m.median(backward),
-               backward[-1], steps=len(counts))
+               backward[-1], steps=len(counts), grad_elements=elements)

@@ -93,13 +93,14 @@ def profile_figure(prof) -> Figure:
     return fig
 
 
-COMPARE_HEAD = ["variant", "requires grad", "shares storage", "nodes", "growth/step", "forward", "backward"]
+COMPARE_HEAD = ["variant", "requires grad", "shares storage", "nodes", "growth/step", "grad elements",
+                "forward", "backward"]
 
 
 def _compare_rows(comp) -> list[list[str]]:
     return [[r.variant, str(r.requires_grad), str(r.shares_storage),
              f"{r.nodes} -> {r.last_nodes}" if r.last_nodes != r.nodes else str(r.nodes),
-             f"{r.growth:g}", _ms(r.forward_ms), _ms(r.backward_ms)] for r in comp.rows]
+             f"{r.growth:g}", f"{r.grad_elements:,}", _ms(r.forward_ms), _ms(r.backward_ms)] for r in comp.rows]
 
 
 def comparison_text(comp) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..display import ModelView, image_widget, live
+from ..display import WIDGET_MIME, ModelView, image_widget, live
 from ..errors import LabInputError
 from ..explain.context import compile_cell
 from . import faces
@@ -156,5 +156,7 @@ def _progress(total: int):
 
     bar = w.IntProgress(value=0, min=0, max=total, description="profiling")
     bar.add_class("agl-profile-progress")
-    display(bar)
+    # The widget alone, without its text/plain repr ("IntProgress(value=0, ...)"): a stored notebook
+    # and a static viewer keep nothing of a bar that is closed once the profile is shown.
+    display({WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": bar.model_id}}, raw=True)
     return bar
