@@ -222,8 +222,8 @@ def test_a_released_stepper_says_so_and_lets_go_of_its_trace(seed):
     s.release()
     gc.collect()
     assert graph() is None
-    assert "released" in repr(s) and "Re-run the cell" in s._panel.value
-    assert s.buttons["next"].disabled and s.next().index == 1
+    assert "released" in repr(s) and "Re-run the cell" in s.widget.children[0].value
+    assert len(s.widget.children) == 1 and s.next().index == 1
     assert "released" in s.predict([1.0]).message
 
 

@@ -14,6 +14,7 @@ from typing import Mapping
 
 import torch
 
+import gc
 import warnings
 
 from ..graph import Graph, Node, snapshot
@@ -120,11 +121,19 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
         names = caller_names()
     what = label or name_in(names, output) or "the output"
     gradient = check_input(output, gradient, what)
-    graph = snapshot(output, names)
-    if any(n.name == REENTRANT_CHECKPOINT for n in graph.nodes):
-        raise TraceError(reentrant_checkpoint(what))
-    # A freed graph is found by the engine itself when it reaches the first freed node.
-    return _record(output, gradient, graph, names, what, apply, retain_graph)
+    # A recording makes a few objects per node and no garbage: the cyclic collector, which would
+    # otherwise scan the whole kernel many times over on a 10,000-node graph, waits until the end.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        graph = snapshot(output, names)
+        if any(n.name == REENTRANT_CHECKPOINT for n in graph.nodes):
+            raise TraceError(reentrant_checkpoint(what))
+        # A freed graph is found by the engine itself when it reaches the first freed node.
+        return _record(output, gradient, graph, names, what, apply, retain_graph)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _noop(*args):

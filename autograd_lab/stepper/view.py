@@ -99,11 +99,21 @@ class Stepper(View):
         self.trace = _Released(len(self.trace.steps))
         self._layout = self._drawing = None
         if self._widget is not None:
-            self._panel.value = f"<p><i>{esc(RELEASED)}</i></p>"
-            self._image.value = b""
-            self._log.value = ""
-            for button in self.buttons.values():
-                button.disabled = True
+            # the widget keeps one line; its buttons, slider and picture are closed, so the kernel
+            # lets go of them too (a cell re-run twenty times would otherwise keep them all)
+            import ipywidgets as w
+
+            parts = _descendants(self._widget)
+            note = w.HTML(f"<p><i>{esc(RELEASED)}</i></p>")
+            note.add_class("agl-released")
+            self._widget.children = (note,)
+            for part in parts:
+                for extra in (getattr(part, "layout", None), getattr(part, "style", None)):
+                    if extra is not None:
+                        extra.close()
+                part.close()
+            self.buttons = {}
+            self._panel = self._image = self._log = self._slider = self._play = None
 
     # --- faces --------------------------------------------------------------------------------
     @property
@@ -295,6 +305,15 @@ def _judged(verdict: Verdict, expected) -> bool:
         return True  # nothing to predict (a summary, or nothing sent on): the step is shown
     return verdict.difference is not None and not any(
         words in verdict.message for words in ("could not read", "wrong shape", "give them as a tuple"))
+
+
+def _descendants(box) -> list:
+    out, stack = [], list(getattr(box, "children", ()))
+    while stack:
+        part = stack.pop()
+        out.append(part)
+        stack.extend(getattr(part, "children", ()))
+    return out
 
 
 class _Released:
