@@ -1,0 +1,82 @@
+"""The code-task kind of exercise: the answer is the learner's function, and the check runs it and
+looks at what it does (the values it computes, the gradients that reach the inputs, whether a graph
+grows from step to step), never at a value it returns alone. A function that still uses the
+placeholder ____ is not attempted."""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from .checking import NOT_ATTEMPTED, Placeholder, Result, WrongForm
+from .exercise import Exercise
+from .forms import Form
+
+
+def uses_blank(answer) -> bool:
+    """Whether a function still holds the placeholder ____ (by name, or returns it).
+
+    >>> from autograd_lab.practice.checking import ____
+    >>> uses_blank(lambda x: ____), uses_blank(lambda x: x)
+    (True, False)
+    """
+    code = getattr(answer, "__code__", None)
+    if code is None:
+        return False
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        if "____" in c.co_names:
+            return True
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return False
+
+
+class CodeForm(Form):
+    """An answer that is a function; `probe` runs it and returns what it did (an observation),
+    raising WrongForm when it cannot be run at all."""
+
+    def __init__(self, probe: Callable, example: str, what: str = "your function"):
+        self.probe, self.example, self.what = probe, example, what
+
+    def read(self, answer):
+        if isinstance(answer, torch.Tensor) or not callable(answer):
+            raise WrongForm(f"This exercise asks for code: define {self.what} and pass the function "
+                            f"itself, e.g. {self.example}.")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the learner's code may warn; the verdict says what matters
+            return self.probe(answer)
+
+    def same(self, value, target) -> bool:
+        return value == target
+
+    def explain(self, value, expected) -> str | None:
+        describe = getattr(value, "describe", None)
+        return describe() if describe else None
+
+
+@dataclass
+class CodeExercise(Exercise):
+    """An exercise whose answer is code, checked by what the code does."""
+
+    kind: str = "what your code does"
+    predicts: bool = False
+
+    def _verdict(self, answer) -> Result:
+        if callable(answer) and not isinstance(answer, (torch.Tensor, Placeholder)) and uses_blank(answer):
+            return Result(self.name, NOT_ATTEMPTED, f"Not attempted yet: your function still uses ____; "
+                                                    f"replace it, then {self.example}")
+        return super()._verdict(answer)
+
+
+def call(fn: Callable, *args, what: str = "Your function"):
+    """Call the learner's function; its exception becomes a WrongForm that says what it raised.
+    RuntimeErrors from autograd are returned, not raised: they are part of the behaviour."""
+    try:
+        return fn(*args)
+    except RuntimeError as err:
+        return err
+    except Exception as err:
+        raise WrongForm(f"{what} raised {type(err).__name__}: {err}") from None

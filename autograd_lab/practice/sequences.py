@@ -1,0 +1,139 @@
+"""Answer forms made of several words in a given arrangement: the order in which the engine runs
+the nodes of a graph, and the rows of the storage lab (shares memory? what an in-place edit does).
+Typed text is read as is, so the widget's answer box works for both without quotes."""
+from __future__ import annotations
+
+import re
+
+from .checking import WrongForm
+from .choices import _truth
+from .forms import Form
+
+_SPLIT = re.compile(r"\s*(?:,|;|->|→|=>|\n)\s*")
+
+
+def _norm(word: str) -> str:
+    return re.sub(r"[\s\"'`]", "", str(word)).lower()
+
+
+class OrderForm(Form):
+    """Node names in the order they ran: ["AddBackward0", "SinBackward0", ...] or one string with
+    the names separated by commas or arrows. `aliases` maps each node's label to the other words
+    that name it (the tensor it belongs to, the op without its number)."""
+
+    takes_text = True
+
+    def __init__(self, labels: list[str], aliases: dict[str, list[str]]):
+        self.labels = labels
+        self.words = {_norm(label): label for label in labels}
+        for label, others in aliases.items():
+            self.words.update({_norm(o): label for o in others})
+        self.example = 'ex.check("AddBackward0, ...")'
+
+    def read(self, answer):
+        if isinstance(answer, str):
+            text = answer.strip()
+            text = text[1:-1] if text[:1] + text[-1:] in ("[]", "()") and text.count("(") == text.count(")") + (
+                text[0] == "(") - (text[-1] == ")") else text
+            items = [w.strip("\"'") for w in _SPLIT.split(text) if w.strip("\"'")]
+        elif isinstance(answer, (list, tuple)):
+            items = list(answer)
+        else:
+            raise WrongForm('Give the node names in order, as a list of strings or as text such as '
+                            '"AddBackward0, SinBackward0, ...".')
+        order = []
+        for item in items:
+            if not isinstance(item, str):
+                raise WrongForm("Give the node names as strings, in the order the engine runs them.")
+            label = self.words.get(_norm(item))
+            if label is None:
+                raise WrongForm(f"'{item}' is not a node of this graph; the nodes are "
+                                f"{', '.join(sorted(self.labels))} (in some order).")
+            order.append(label)
+        return tuple(order)
+
+    def explain(self, value, expected) -> str | None:
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            return f"Each node runs once in one backward; you named {', '.join(repeated)} more than once."
+        missing = [e for e in sorted(expected) if e not in value]
+        if missing:
+            return (f"Some nodes are missing: {', '.join(missing)}. Every node of the graph runs, the "
+                    "AccumulateGrad node of each leaf that requires grad included.")
+        if value and value[0] != expected[0]:
+            return "Backward starts from the output: the first node to run is the output's grad_fn."
+        return None
+
+
+OUTCOMES = {"ok": "ok", "fine": "ok", "error": "error", "raises": "error", "silentlywrong": "silently wrong",
+            "silent": "silently wrong", "wrong": "silently wrong", "refused": "refused"}
+
+
+def _outcome(word) -> str:
+    found = OUTCOMES.get(_norm(word).replace("_", ""))
+    if found is None:
+        raise WrongForm(f"Cannot read {word!r} as an outcome; use one of: ok, error, silently wrong, refused.")
+    return found
+
+
+class RowsForm(Form):
+    """One (shares memory?, outcome of an in-place edit) pair per copy, for the copies in `keys`:
+    a dict {"detach()": ("yes", "error"), ...}, a list of pairs in the order asked, or text with one
+    row per line (or separated by ';'): "detach(): yes, error"."""
+
+    takes_text = True
+
+    def __init__(self, keys: list[str]):
+        self.keys = keys
+        self.example = 'ex.check({"' + keys[0] + '": ("yes", "ok"), ...})'
+
+    def _key(self, word: str) -> str:
+        w = _norm(word).lstrip("a").rstrip(":")
+        w = "." + w if w == "data" else w
+        for key in self.keys:
+            k = _norm(key)
+            if w in (k, k.rstrip("()"), k.split("(")[0], k.lstrip(".")):
+                return key
+        raise WrongForm(f"'{word}' is not one of the copies asked about: {', '.join(self.keys)}.")
+
+    def read(self, answer):
+        if isinstance(answer, str):
+            answer = self._parse(answer)
+        if isinstance(answer, dict):
+            rows = {self._key(k): v for k, v in answer.items()}
+            missing = [k for k in self.keys if k not in rows]
+            if missing:
+                raise WrongForm(f"Give a row for every copy; missing: {', '.join(missing)}.")
+            answer = [rows[k] for k in self.keys]
+        if not isinstance(answer, (list, tuple)) or len(answer) != len(self.keys):
+            raise WrongForm(f"Give {len(self.keys)} rows, one per copy in the order "
+                            f"{', '.join(self.keys)}: each a pair (shares memory: yes/no, outcome).")
+        read = []
+        for key, row in zip(self.keys, answer, strict=True):
+            if not isinstance(row, (list, tuple)) or len(row) != 2:
+                raise WrongForm(f"For {key}: give a pair (shares memory: yes/no, outcome: ok, error, "
+                                "silently wrong or refused).")
+            try:
+                read.append((_truth(row[0]), _outcome(row[1])))
+            except WrongForm as err:
+                raise WrongForm(f"For {key}: {err}") from None
+        return tuple(read)
+
+    def _parse(self, text: str):
+        lines = [s for s in re.split(r"\s*[;\n]\s*", text.strip()) if s]
+        rows: dict | list = {} if all(":" in s for s in lines) else []
+        for line in lines:
+            body = line
+            if isinstance(rows, dict):
+                key, body = line.rsplit(":", 1)
+            words = [w for w in re.split(r"\s*,\s*", body.strip().strip("()")) if w]
+            pair = tuple(words) if len(words) == 2 else tuple(body.split(None, 1))
+            if isinstance(rows, dict):
+                rows[key] = pair
+            else:
+                rows.append(pair)
+        return rows
+
+    def explain(self, value, expected) -> str | None:
+        wrong = [k for k, v, e in zip(self.keys, value, expected, strict=True) if v != e]
+        return f"Not right yet for: {', '.join(wrong)}." if wrong else None

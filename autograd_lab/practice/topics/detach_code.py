@@ -1,0 +1,105 @@
+"""A code task on detach(): the straight-through trick. Write f(x) whose value is round(x) (or
+floor, or sign) but whose gradient is that of the identity, using only detach(). The check runs the
+function on seeded random inputs of several shapes and looks at its values and at the gradient
+torch.autograd.grad computes through it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..checking import WrongForm
+from ..code_task import CodeExercise, CodeForm, call
+from ..exercise import Diagnoser
+from ..registry import register
+
+OPS = {"round": torch.round, "floor": torch.floor, "sign": torch.sign}
+SHAPES = [(4,), (2, 3), (3, 1, 2)]
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What the function did on every input: are its values op(x), and what gradient reached x
+    (right: all ones; zeros; none: no path from x; no_graph: the result does not require grad;
+    other)."""
+
+    values: bool
+    grad: str
+
+    def describe(self) -> str:
+        grads = {"right": "all ones", "zeros": "all zeros", "none": "None (no path from x)",
+                 "no_graph": "missing (the result does not require grad)", "other": "not all ones"}
+        return (f"What your function does: its values are {'right' if self.values else 'not the ones asked for'}, "
+                f"and the gradient that reaches x is {grads[self.grad]}.")
+
+
+def samples(seed) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(0 if seed is None else int(seed))
+    return [torch.rand(s, generator=gen, dtype=torch.float64) * 6 - 3 for s in SHAPES]
+
+
+def probe(op, inputs):
+    def run(fn) -> Behaviour:
+        values, grads = True, []
+        for sample in inputs:
+            x = sample.clone().requires_grad_()
+            out = call(fn, x, what="Your function")
+            if isinstance(out, RuntimeError):
+                raise WrongForm(f"Your function raised RuntimeError: {str(out).splitlines()[0]}")
+            if not isinstance(out, torch.Tensor):
+                raise WrongForm(f"Your function returned {type(out).__name__}; return a tensor of x's shape.")
+            values = values and tuple(out.shape) == tuple(sample.shape) and bool(
+                torch.allclose(out.detach().double(), op(sample), rtol=0, atol=1e-12))
+            if not out.requires_grad:
+                grads.append("no_graph")
+                continue
+            (g,) = torch.autograd.grad(out.sum(), x, allow_unused=True)
+            if g is None:
+                grads.append("none")
+            elif torch.allclose(g, torch.ones_like(g)):
+                grads.append("right")
+            elif not g.any():
+                grads.append("zeros")
+            else:
+                grads.append("other")
+        return Behaviour(values, next((g for g in grads if g != "right"), "right"))
+    return run
+
+
+@register("straight_through", "Only detach(): a value from round, a gradient from the identity", place=105)
+def straight_through(seed=None) -> CodeExercise:
+    names = list(OPS)
+    name = "round" if seed is None else names[int(seed) % len(names)]
+    op = OPS[name]
+    form = CodeForm(probe(op, samples(seed)), "ex.check(straight_through)", "straight_through(x)")
+    right = f"x + (torch.{name}(x) - x).detach()"
+    diagnosers = [
+        Diagnoser(f"Your values are {name}(x), but x.grad is all zeros: {name}'s own derivative is zero "
+                  "wherever it is defined. Keep a path from x whose value you cancel with a detached "
+                  "correction.", when=lambda b: b.values and b.grad == "zeros", key="op_gradient"),
+        Diagnoser("The result does not require grad: everything that depends on x was detached. Detach "
+                  "only the correction, not the path from x.", when=lambda b: b.grad == "no_graph",
+                  key="all_detached"),
+        Diagnoser(f"The gradient is right, but the values are not {name}(x): detach() changes no value, "
+                  f"it only hides a term from backward. The value must still be {name}(x).",
+                  when=lambda b: not b.values and b.grad == "right", key="values_changed"),
+        Diagnoser("x gets no gradient at all: no recorded path leads from x to your result.",
+                  when=lambda b: b.grad == "none", key="no_path"),
+    ]
+    solution = (f"def straight_through(x):\n    return {right}\n\nex.check(straight_through)\n\n"
+                f"The value is x + {name}(x) - x = {name}(x). For backward the detached part is a constant, "
+                "so the result is x plus a constant: its gradient is 1 everywhere. This is the "
+                "straight-through estimator, used to train through rounding (quantisation).")
+    return CodeExercise(
+        seed=seed, intro=f"torch.{name} has a zero (or no) gradient, which stops training. The "
+                         "straight-through trick keeps its value but lets the gradient through.",
+        setup=f"def straight_through(x):\n    # value: torch.{name}(x); gradient: that of x itself\n    return ____",
+        question=f"Write straight_through(x) so that its value is torch.{name}(x) and x.grad after "
+                 "straight_through(x).sum().backward() is all ones, using only detach() (no custom Function, "
+                 "no hooks). The check runs it on random x of several shapes.",
+        answer_form="your function straight_through(x)", form=form, expected=Behaviour(True, "right"),
+        hints=["detach() makes a term a constant for backward without changing its value.",
+               f"x + c has gradient 1. Choose c, detached, so that x + c equals torch.{name}(x).",
+               f"c = (torch.{name}(x) - x).detach()"],
+        solution_text=solution, diagnosers=diagnosers, example="ex.check(straight_through)",
+        praise=f"Value from torch.{name}, gradient from the identity: the straight-through estimator.")

@@ -1,0 +1,121 @@
+"""Lesson 01's exercise on the engine's order: in which order does backward() run the nodes of a
+graph with two branches? The expected order is the one the engine really runs, recorded with a
+prehook on every node (never typed in); so are the orders the usual mistakes would give."""
+from __future__ import annotations
+
+import torch
+
+from ...graph import ACCUMULATE, short_name, walk
+from ..exercise import Diagnoser, Exercise
+from ..registry import register
+from ..run import run
+from ..sequences import OrderForm
+
+# (op code, its node's name): ops whose nodes have distinct names, defined for any real input
+OPS = [("exp()", "ExpBackward0"), ("sin()", "SinBackward0"), ("cos()", "CosBackward0"),
+       ("tanh()", "TanhBackward0"), ("sigmoid()", "SigmoidBackward0")]
+LEAVES = "a = torch.tensor({a}, dtype=torch.double, requires_grad=True)\n" \
+         "b = torch.tensor({b}, dtype=torch.double, requires_grad=True)\n"
+
+
+def engine_order(code: str, output: str = "s") -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """Run code, then backward() from `output` with a prehook on every node: the labels of the nodes
+    in the order the engine ran them, the other words that name each node, and the op nodes in the
+    order the forward pass created them.
+
+    >>> engine_order("x = torch.ones(1, requires_grad=True)\\ns = (x * 2).sum()")[0]
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad(x)']
+    """
+    ns = run(code)
+    labels: dict = {}
+    aliases: dict[str, list[str]] = {}
+    tensors = {name: value for name, value in ns.items() if isinstance(value, torch.Tensor)}
+    for fn, _ in walk(ns[output]):
+        name = short_name(fn)
+        if name == ACCUMULATE:
+            leaf = next((n for n, t in tensors.items() if t is fn.variable), "?")
+            labels[fn] = f"{ACCUMULATE}({leaf})"
+            aliases[labels[fn]] = [f"{ACCUMULATE} ({leaf})", f"{leaf}.grad", leaf]
+        else:
+            labels[fn] = name
+            owner = [n for n, t in tensors.items() if t.grad_fn is fn]
+            aliases[name] = owner + [name.rstrip("0123456789"), name.split("Backward")[0]]
+    created = [labels[fn] for fn in sorted(labels, key=lambda f: f._sequence_nr())
+               if not labels[fn].startswith(ACCUMULATE)]
+    order: list[str] = []
+    handles = [fn.register_prehook(lambda grads, fn=fn: order.append(labels[fn])) for fn in labels]
+    try:
+        ns[output].backward()
+    finally:
+        for h in handles:
+            h.remove()
+    return order, aliases, created
+
+
+def _code(a_op: str, b_op: str, a_first: bool, a: float, b: float, twice: bool) -> str:
+    u = f"u = a.{a_op}" + (" * 3" if twice else "")
+    v = f"v = b.{b_op}"
+    first, second = (u, v) if a_first else (v, u)
+    return LEAVES.format(a=a, b=b) + f"{first}\n{second}\ns = u + v\n"
+
+
+@register("engine_order", "The order the engine runs a two-branch graph", place=12)
+def engine_order_exercise(seed=None) -> Exercise:
+    if seed is None:
+        a_op, b_op, a_first, a, b, twice = "exp()", "sin()", True, 0.5, 2.0, False
+    else:
+        gen = torch.Generator().manual_seed(int(seed))
+        i, j = torch.randperm(len(OPS), generator=gen)[:2].tolist()
+        a_op, b_op = OPS[i][0], OPS[j][0]
+        a_first, twice = bool(torch.randint(0, 2, (1,), generator=gen)), bool(torch.randint(0, 2, (1,), generator=gen))
+        a, b = (round(float(v), 1) for v in torch.rand(2, generator=gen) * 3)
+    code = _code(a_op, b_op, a_first, a, b, twice)
+    order, aliases, created = engine_order(code)
+    swapped = engine_order(_code(a_op, b_op, not a_first, a, b, twice))[0]
+    accumulate_last = tuple([n for n in order if not n.startswith(ACCUMULATE)]
+                            + [n for n in order if n.startswith(ACCUMULATE)])
+    mistakes = [
+        ("creation_order", "You let the branch created first run first. Among the nodes that are ready, "
+         "today's CPU engine runs the one created last (it has the highest sequence number).", tuple(swapped)),
+        ("accumulate_last", "AccumulateGrad nodes do not wait for the end: an AccumulateGrad node is run as "
+         "soon as the gradient for its leaf is ready, before the engine turns to the other branch.",
+         accumulate_last),
+    ]
+    diagnosers = _distinct(mistakes, tuple(order))
+    diagnosers.append(Diagnoser(
+        "This is the order of the forward pass. Backward starts from the output s and runs towards "
+        "the leaves.", when=lambda v: [n for n in v if not n.startswith(ACCUMULATE)] == created, key="forward_order"))
+    setup = code + "s.backward()"
+    hints = ["Backward starts at s's node. After it, which nodes have everything they need (are ready)?",
+             "Among ready nodes the engine picks the one created last; an AccumulateGrad node runs as soon "
+             "as it is ready.",
+             "Write out the ready nodes after each step: the engine picks one, runs it, and what it sends "
+             "on may make new nodes ready."]
+    solution = ("The engine ran: " + ", ".join(order) + ".\nAfter AddBackward0 both branches are ready; the "
+                "engine takes the node created last first, and each AccumulateGrad runs as soon as its "
+                "gradient is ready. Record it yourself with autograd_lab.trace(s).steps, or step through "
+                "it with %backward s. (This order is how the CPU engine is written today, not a guarantee.)")
+    return Exercise(
+        seed=seed, intro="Two leaves, each through its own branch, added together.", setup=setup,
+        question="In which order does the engine run the nodes of this graph? Name every node, "
+                 "AccumulateGrad nodes included (AccumulateGrad(a) is a's).",
+        answer_form="the node names in order, as a list of strings or text separated by commas "
+                    "(a node may also be named by its tensor: s, u, v, or a.grad for AccumulateGrad(a))",
+        form=OrderForm(order, aliases), expected=tuple(order), hints=hints, solution_text=solution,
+        diagnosers=diagnosers, kind="the engine's order", example='ex.check("AddBackward0, ...")',
+        praise="Ready nodes run created-last first, and a leaf's AccumulateGrad runs as soon as it is ready.")
+
+
+def _distinct(mistakes, expected) -> list[Diagnoser]:
+    """One diagnoser per wrong order; two mistakes that give the same order are named together,
+    never one alone (a diagnosis must not rest on a coincidence)."""
+    by_value: dict[tuple, list[tuple[str, str]]] = {}
+    for key, message, value in mistakes:
+        if value != expected:
+            by_value.setdefault(value, []).append((key, message))
+    found = []
+    for value, group in by_value.items():
+        message = group[0][1] if len(group) == 1 else (
+            "This order fits more than one mistake for this graph: " + " Or: ".join(m for _, m in group))
+        found.append(Diagnoser(message, when=lambda v, value=value: v == value, key="+".join(k for k, _ in group)))
+    return found
