@@ -6,7 +6,13 @@ STAMP  := $(VENV)/.installed
 # jupyter refuses to run as root unless told; CI and these machines run as root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-fast test-unit test-lessons lint lessons bench clean
+.PHONY: lab test test-fast test-unit test-lessons lint lessons bench clean classroom classroom-env bench-classroom
+
+# A class on one server (classroom/): JupyterHub in its own venv, its proxy from npm in
+# classroom/node_modules, jupyterhub-singleuser in .venv (the learners' servers run there, with the lab).
+CLASSROOM := .classroom
+CLASSROOM_STAMP := $(CLASSROOM)/.installed
+N ?= 4
 
 $(STAMP): pyproject.toml constraints.txt jupyter/overrides.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +23,15 @@ $(STAMP): pyproject.toml constraints.txt jupyter/overrides.json
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
+# The graders (nbgrader, otter-grader) get a venv of their own, so that the JupyterLab of `make lab`
+# does not gain their extensions; tests/test_graders.py runs them from there.
+GRADERS := .graders
+$(GRADERS)/.installed: pyproject.toml constraints.txt constraints-graders.txt
+	test -x $(GRADERS)/bin/python || $(PYTHON) -m venv $(GRADERS)
+	$(GRADERS)/bin/python -m pip install -q -c constraints.txt -c constraints-graders.txt \
+		nbgrader otter-grader -e .
+	touch $(GRADERS)/.installed
+
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks notebooks/00_start_here.ipynb
 
@@ -26,7 +41,8 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
-test: lint
+test: lint $(GRADERS)/.installed
+	-@$(MAKE) --no-print-directory classroom-env || echo "classroom: hub or proxy not installed; tests/test_classroom.py will skip"
 	$(BIN)/python -m pytest tests
 	$(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
@@ -51,5 +67,22 @@ lessons: $(STAMP)
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+$(CLASSROOM_STAMP): $(STAMP) constraints-classroom.txt classroom/package.json classroom/package-lock.json
+	test -x $(CLASSROOM)/bin/python || $(PYTHON) -m venv $(CLASSROOM)
+	$(CLASSROOM)/bin/python -m pip install -q -c constraints.txt -c constraints-classroom.txt jupyterhub
+	$(BIN)/python -m pip install -q -c constraints.txt -c constraints-classroom.txt jupyterhub
+	cd classroom && npm ci --no-audit --no-fund --loglevel=error
+	touch $(CLASSROOM_STAMP)
+
+classroom-env: $(CLASSROOM_STAMP)
+
+# `make classroom N=8`: a JupyterHub with N learners on a loopback port, until Ctrl-C.
+classroom: $(CLASSROOM_STAMP)
+	$(BIN)/python classroom/serve.py --learners $(N)
+
+# Not part of `make bench`: it starts a hub and N learners' kernels and takes minutes.
+bench-classroom: $(CLASSROOM_STAMP)
+	AUTOGRAD_LAB_BENCH_CLASSROOM=1 $(BIN)/python bench/bench_classroom.py --learners $(N)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(GRADERS) .pytest_cache .hypothesis

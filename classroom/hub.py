@@ -1,0 +1,255 @@
+"""A JupyterHub for a class, on this machine: start it, drive it through its REST API, stop it.
+
+Used by `make classroom` (serve.py), the hub test (tests/test_classroom.py) and the classroom
+benchmark (bench/bench_classroom.py). Standard library only, so any Python can drive it.
+
+Everything the hub writes stays under one state folder (database, cookie secret, pid files, log,
+settings) and the learners' homes folder; by default both are inside classroom/. The hub runs from
+its own venv (.classroom/), the learners' servers from the project's .venv, which has the lab.
+
+    hub = Classroom(learners(2))
+    hub.start()                       # the hub, its proxy; waits until the REST API answers
+    hub.start_server("learner1")      # through the REST API, as a teacher's script would
+    hub.stop()                        # the hub stops the servers and the proxy; leftovers are killed
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+HUB = REPO / ".classroom" / "bin" / "jupyterhub"
+SINGLEUSER = REPO / ".venv" / "bin" / "jupyterhub-singleuser"
+PROXY = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
+CONFIG = HERE / "jupyterhub_config.py"
+COURSE = REPO / "notebooks"
+
+
+def learners(n: int) -> list[str]:
+    """The learners' account names.
+
+    >>> learners(3)
+    ['learner1', 'learner2', 'learner3']
+    """
+    return [f"learner{i}" for i in range(1, n + 1)]
+
+
+def missing_pieces() -> list[str]:
+    """What `make classroom-env` has not installed yet (empty when the hub can start)."""
+    pieces = {HUB: "JupyterHub in .classroom/", SINGLEUSER: "jupyterhub-singleuser in .venv/",
+              PROXY: "configurable-http-proxy in classroom/node_modules/"}
+    return [f"{what} ({path} is missing)" for path, what in pieces.items() if not os.access(path, os.X_OK)]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def is_root() -> bool:
+    return hasattr(os, "getuid") and os.getuid() == 0
+
+
+class HubError(RuntimeError):
+    """The hub did not start, or did not do what it was asked in time; the message has its log's tail."""
+
+
+class Classroom:
+    """One JupyterHub with `names` as learners, all sharing `password`; `token` is an admin API token.
+
+    `extra_args` go to every learner's single-user server (the benchmark exposes the Lab app to its
+    browser with them)."""
+
+    def __init__(self, names: list[str], state: Path = HERE / "state", homes: Path = HERE / "homes",
+                 port: int | None = None, password: str | None = None, extra_args: tuple[str, ...] = ()):
+        self.names = list(names)
+        self.state = Path(state)
+        self.homes = Path(homes)
+        self.port = port or free_port()
+        self.password = password or self._kept_secret("password", 12)
+        self.token = secrets.token_hex(32)
+        self.extra_args = list(extra_args)
+        self.log_path = self.state / "jupyterhub.log"
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _kept_secret(self, name: str, nbytes: int) -> str:
+        """A secret made once per state folder, so that a restarted class keeps its password."""
+        path = self.state / name
+        if path.is_file():
+            return path.read_text().strip()
+        self.state.mkdir(parents=True, exist_ok=True)
+        value = secrets.token_urlsafe(nbytes)
+        path.write_text(value + "\n")
+        path.chmod(0o600)
+        return value
+
+    def settings(self) -> dict:
+        """What jupyterhub_config.py reads: every path and port, so nothing falls back to a default
+        outside the project (the hub's own defaults are 8000, 8001, 8081 and the current folder)."""
+        args = ["--allow-root"] if is_root() else []
+        return {
+            "port": self.port, "hub_port": free_port(), "proxy_api_port": free_port(),
+            "learners": self.names, "password": self.password, "api_token": self.token,
+            "state": str(self.state), "homes": str(self.homes), "course": str(COURSE),
+            "proxy": str(PROXY), "singleuser": str(SINGLEUSER), "venv_bin": str(SINGLEUSER.parent),
+            "singleuser_args": args + self.extra_args,
+        }
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self, timeout: float = 120) -> None:
+        missing = missing_pieces()
+        if missing:
+            raise HubError("not installed: " + "; ".join(missing) + ". Run: make classroom-env")
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.homes.mkdir(parents=True, exist_ok=True)
+        settings_path = self.state / "settings.json"
+        settings_path.write_text(json.dumps(self.settings(), indent=1))
+        settings_path.chmod(0o600)  # it holds the password and the admin token
+        env = dict(os.environ, CLASSROOM_SETTINGS=str(settings_path), PYTHONUNBUFFERED="1")
+        self._log = open(self.log_path, "ab")
+        # its own session: Ctrl-C in the terminal reaches serve.py alone, which stops the hub in order
+        self.proc = subprocess.Popen([str(HUB), "-f", str(CONFIG)], cwd=self.state, env=env,
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait(lambda: self.api("") is not None, timeout, "the hub's REST API to answer")
+
+    def stop(self, timeout: float = 30) -> None:
+        """SIGTERM to the hub, which stops every single-user server and the proxy; then kill whatever
+        of its process tree is still alive (servers run in sessions of their own)."""
+        if self.proc is None:
+            return
+        tree = descendants(self.proc.pid)
+        try:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(timeout=10)
+        finally:
+            for pid, started in tree + descendants_by_start(tree):
+                kill_if_same(pid, started)
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+            self.proc = None
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _wait(self, done, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise HubError(f"jupyterhub exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                if done():
+                    return
+            except (OSError, HubError):
+                pass
+            time.sleep(0.3)
+        raise HubError(f"waited {timeout:.0f} s for {what}:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    # -- REST API --------------------------------------------------------------------------
+    def request(self, url: str, method: str = "GET", body: dict | None = None, timeout: float = 30):
+        """A request with the admin token; the parsed JSON answer (None when empty)."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method,
+                                     headers={"Authorization": f"token {self.token}",
+                                              "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as err:
+            raise HubError(f"{method} {url}: {err.code} {err.read()[:300]!r}") from None
+        return json.loads(raw) if raw else None
+
+    def api(self, path: str, method: str = "GET", body: dict | None = None):
+        """The hub's REST API, e.g. api('users/learner1')."""
+        return self.request(f"{self.url}/hub/api/{path}", method, body)
+
+    def server_api(self, name: str, path: str, method: str = "GET", body: dict | None = None):
+        """A learner's single-user server's API through the proxy, e.g. server_api(name, 'kernels')."""
+        return self.request(f"{self.url}/user/{name}/api/{path}", method, body)
+
+    def start_server(self, name: str, timeout: float = 180) -> None:
+        """Start a learner's server through the REST API and wait until the hub says it is ready."""
+        self.api(f"users/{name}/server", method="POST")
+        self._wait(lambda: self.api(f"users/{name}")["servers"].get("", {}).get("ready"), timeout,
+                   f"{name}'s server to be ready")
+
+    def stop_server(self, name: str, timeout: float = 60) -> None:
+        self.api(f"users/{name}/server", method="DELETE")
+        self._wait(lambda: not self.api(f"users/{name}")["servers"], timeout, f"{name}'s server to stop")
+
+    def ws_url(self, name: str, path: str) -> str:
+        return f"ws://127.0.0.1:{self.port}/user/{name}/api/{path}"
+
+
+# -- processes (Linux /proc, so the standard library is enough) -----------------------------------
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of a live process, or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()  # the name in brackets may hold spaces
+    return int(fields[1]), int(fields[19])
+
+
+def descendants(root: int) -> list[tuple[int, int]]:
+    """Every process below root, as (pid, start time) so that a reused pid is never killed."""
+    if not Path("/proc").is_dir():
+        return []
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = _stat(int(entry.name))
+            if stat is not None:
+                table[int(entry.name)] = stat
+    found, todo = [], [root]
+    while todo:
+        parent = todo.pop()
+        for pid, (ppid, started) in table.items():
+            if ppid == parent:
+                found.append((pid, started))
+                todo.append(pid)
+    return found
+
+
+def descendants_by_start(tree: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Children born to the tree's processes after it was listed (a kernel started during shutdown)."""
+    extra = []
+    for pid, _ in tree:
+        extra.extend(descendants(pid))
+    return extra
+
+
+def kill_if_same(pid: int, started: int) -> None:
+    stat = _stat(pid)
+    if stat is not None and stat[1] == started:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
