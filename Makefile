@@ -37,7 +37,7 @@ lab: $(STAMP)
 
 # Linters first: they take seconds and catch what the slow tests would meet later.
 lint: $(STAMP)
-	$(BIN)/ruff check autograd_lab tests bench scripts
+	$(BIN)/ruff check autograd_lab tests bench scripts classroom
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 

@@ -14,6 +14,7 @@ its own venv (.classroom/), the learners' servers from the project's .venv, whic
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -121,7 +122,7 @@ class Classroom:
         settings_path.write_text(json.dumps(self.settings(), indent=1))
         settings_path.chmod(0o600)  # it holds the password and the admin token
         env = dict(os.environ, CLASSROOM_SETTINGS=str(settings_path), PYTHONUNBUFFERED="1")
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - the hub writes it until stop() closes it
         # its own session: Ctrl-C in the terminal reaches serve.py alone, which stops the hub in order
         self.proc = subprocess.Popen([str(HUB), "-f", str(CONFIG)], cwd=self.state, env=env,
                                      stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -249,7 +250,5 @@ def descendants_by_start(tree: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def kill_if_same(pid: int, started: int) -> None:
     stat = _stat(pid)
     if stat is not None and stat[1] == started:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass

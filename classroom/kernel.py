@@ -9,6 +9,7 @@ PNG) arrive as binary frames; they are neither outputs nor status, so they are s
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import time
@@ -53,16 +54,13 @@ class LearnerKernel:
 
     def close(self) -> None:
         if self.ws is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.ws.close()
-            except OSError:
-                pass
             self.ws = None
         if self.session_id is not None:
-            try:
+            # the server may already be gone; the hub's stop kills what is left
+            with contextlib.suppress(Exception):
                 self.hub.server_api(self.name, f"sessions/{self.session_id}", method="DELETE")
-            except Exception:  # the server may already be gone; the hub's stop kills what is left
-                pass
             self.session_id = None
 
     def execute(self, code: str, timeout: float | None = None) -> list[dict]:
