@@ -10,7 +10,7 @@ from .registry import Entry, registered
 from .topics import calls, flow, powers  # noqa: F401  (importing them registers their exercises)
 from .topics import own_backward  # noqa: F401  (the implement-a-backward exercises)
 from .topics import freezing, hooks, vjp  # noqa: F401  (lessons 06 to 08)
-from .topics import detach_code, engine, stops, storage_rows  # noqa: F401  (lessons 01, 02, 03, 05: order, stops, storage, history)
+from .topics import detach_code, engine, history, stops, storage_rows  # noqa: F401  (lessons 01, 02, 03, 05: order, stops, storage, history)
 
 
 class Catalog(list):

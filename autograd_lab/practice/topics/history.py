@@ -1,0 +1,244 @@
+"""Lesson 05's exercises on history carried across training steps: which variable of a training
+loop carries the graph of every earlier step, and which fixes cut it (read off runs: the graph
+reachable from each variable, counted with graph.walk, after a few steps and after twice as many);
+and a code task, fix this training step, checked by running the learner's step: the graph no
+longer grows with the step number, and the weights still end where the training takes them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from ...graph import FREED, walk
+from ..checking import WrongForm
+from ..choices import NamesForm
+from ..code_task import CodeExercise, CodeForm, call
+from ..exercise import Diagnoser, Exercise
+from ..forms import PartsForm
+from ..registry import register
+from ..run import run
+
+LOOP = """torch.manual_seed({seed})
+w = torch.randn(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+total, avg = torch.zeros(()), torch.zeros(3)
+for x in torch.randn({steps}, 3):
+    opt.zero_grad()
+    out = torch.tanh(x * w)
+    loss = out.pow(2).mean()
+    {backward}
+    opt.step()
+    {total}
+    {avg}"""
+CANDIDATES = ["w", "out", "loss", "total", "avg"]
+SAFE = {"total": ["total = total + loss.item()       # for the log",
+                  "total = total + loss.detach()     # for the log"],
+        "avg": ["avg = 0.9 * avg + 0.1 * out.detach()   # a running mean of the activations"]}
+CARRY = {"total": "total = total + loss                # for the log",
+         "avg": "avg = 0.9 * avg + 0.1 * out        # a running mean of the activations"}
+FIXES = {
+    "total": {"a": ("total = total + loss.detach()", {}), "b": ("total = total + loss.clone()", {}),
+              "c": ("loss.backward(retain_graph=True)", {"backward": True}),
+              "d": ("with torch.no_grad(): total = total + loss", {})},
+    "avg": {"a": ("avg = 0.9 * avg + 0.1 * out.detach()", {}), "b": ("avg = 0.9 * avg + 0.1 * out.clone()", {}),
+            "c": ("loss.backward(retain_graph=True)", {"backward": True}),
+            "d": ("with torch.no_grad(): avg = 0.9 * avg + 0.1 * out", {})},
+}
+
+
+def nodes(value) -> int:
+    """How many backward nodes are reachable from a tensor (0 for anything without a graph)."""
+    return sum(1 for _ in walk(value)) if isinstance(value, torch.Tensor) else 0
+
+
+def loop_code(seed: int, steps: int, carrier: str, safe: int, fix: str | None = None) -> str:
+    lines = {"total": CARRY["total"] if carrier == "total" else SAFE["total"][safe],
+             "avg": CARRY["avg"] if carrier == "avg" else SAFE["avg"][0], "backward": "loss.backward()"}
+    if fix is not None:
+        code, where = FIXES[carrier][fix]
+        lines["backward" if where else carrier] = code
+    return LOOP.format(seed=seed, steps=steps, **lines)
+
+
+def growing(code_of) -> set[str]:
+    """The variables whose graph is bigger after six steps than after three."""
+    short, long = run(code_of(3)), run(code_of(6))
+    return {n for n in CANDIDATES if nodes(long[n]) > nodes(short[n])}
+
+
+@register("carried_history", "Which variable carries history across training steps", place=500)
+def carried_history(seed=None) -> Exercise:
+    if seed is None:
+        carrier, safe, data_seed = "total", 0, 0
+    else:
+        carrier, safe, data_seed = ("total", "avg")[int(seed) % 2], (int(seed) // 2) % 2, int(seed) % 1000
+    carriers = growing(lambda k: loop_code(data_seed, k, carrier, safe))
+    fixes = frozenset(f for f in "abcd" if not growing(lambda k, f=f: loop_code(data_seed, k, carrier, safe, f)))
+    expected = (frozenset(carriers), fixes)
+    options = {f: code for f, (code, _) in FIXES[carrier].items()}
+    other = "avg" if carrier == "total" else "total"
+    spelled = ".item()" if other == "total" and safe == 0 else ".detach()"
+    form = PartsForm([("carries history", NamesForm(CANDIDATES)), ("fixes", NamesForm(list(options)))])
+    diagnosers = [
+        Diagnoser("out and loss are made anew at every step from w and this step's x: their graph is this "
+                  "step's only, and the next step replaces them.", part=0, when=lambda v: bool(v & {"out", "loss"}),
+                  key="fresh_each_step"),
+        Diagnoser(f"{other} is updated from a value without history ({spelled}): it carries numbers, not a "
+                  "graph.", part=0, when=lambda v: other in v, key="safe_named"),
+        Diagnoser("w is a leaf: its graph is a single AccumulateGrad node, whatever the step.", part=0,
+                  when=lambda v: "w" in v, key="leaf_named"),
+        Diagnoser("Something does carry history: look for a variable computed from its own previous value "
+                  "and from a tensor that has a graph.", part=0, when=lambda v: not v, key="none_named"),
+        Diagnoser("clone() is recorded in the graph (CloneBackward0): the copy keeps the history it was made from.",
+                  part=1, when=lambda v: "b" in v, key="clone_fix"),
+        Diagnoser("retain_graph=True keeps a graph's saved values for another backward; it cuts nothing.",
+                  part=1, when=lambda v: "c" in v, key="retain_graph_fix"),
+        Diagnoser("detach() cuts it: the value is kept, the history is not.", part=1,
+                  when=lambda v: "a" in fixes and "a" not in v, key="detach_missed"),
+        Diagnoser("torch.no_grad() cuts it too: an operation under no_grad is not recorded.", part=1,
+                  when=lambda v: "d" in fixes and "d" not in v, key="no_grad_missed"),
+    ]
+    setup = loop_code(data_seed, 6, carrier, safe)
+    described = "\n".join(f"  ({f}) {code}" for f, code in options.items())
+    sizes = [nodes(run(loop_code(data_seed, k, carrier, safe))[carrier]) for k in (1, 2, 3)]
+    solution = (f"{', '.join(sorted(carriers))} carries history: it is computed from its previous value and from "
+                f"a tensor with a graph, so its graph holds every step so far ({sizes[0]}, {sizes[1]}, "
+                f"{sizes[2]} nodes after 1, 2, 3 steps: walk it with autograd_lab.graph.walk, or see "
+                f"%%backward_profile's table). Fixes that cut it: {', '.join(sorted(fixes))}. "
+                "detach() and no_grad keep the value and drop the history; clone() stays in the graph, and "
+                "retain_graph=True cuts nothing.")
+    return Exercise(
+        seed=seed, intro="A training loop that also keeps a log of the loss and a running mean of the "
+                         "activations.", setup=setup,
+        question=f"Which of {', '.join(CANDIDATES)} carries the graph of earlier steps into the next one? And "
+                 f"which of these changes (each alone) stop it?\n{described}",
+        answer_form=f"a pair: the set of variable names, then the set of letters among {', '.join(options)}",
+        form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
+        kind="the pair (variables, fixes)", example='ex.check(({"..."}, {"..."}))',
+        hints=["A graph grows across steps when a variable is computed from its own previous value and from "
+               "a tensor that has a graph.",
+               "Which fixes keep the value but record nothing? clone() and retain_graph do record."],
+        praise="A value computed from itself and a graph collects every step's history; detach() or no_grad cut it.")
+
+
+BUGGY = """def step(w, opt, x, h):
+    opt.zero_grad()
+    h = torch.tanh(x * w + h)            # the state carried to the next step
+    loss = (h - 0.5).pow(2).mean()
+    loss.backward(retain_graph=True)     # added after 'Trying to backward through the graph a second time'
+    opt.step()
+    return h
+
+torch.manual_seed({seed})
+w = torch.randn(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+h = torch.zeros(3)
+for x in torch.randn({steps}, 3):
+    h = step(w, opt, x, h)"""
+STEPS = 8
+
+
+def reference_step(w, opt, x, h):
+    opt.zero_grad()
+    h = torch.tanh(x * w + h.detach())
+    loss = (h - 0.5).pow(2).mean()
+    loss.backward()
+    opt.step()
+    return h
+
+
+@dataclass(frozen=True)
+class Training:
+    """What the learner's step did over the steps: the error it raised (a short kind, or ""), whether
+    the graph reachable from the returned state grew with the step number, whether a clone() sits in
+    that graph, and whether w ends where the training takes it."""
+
+    error: str
+    grows: bool
+    clone: bool
+    trains: bool
+    sizes: tuple = field(default=(), compare=False)
+
+    def describe(self) -> str:
+        sizes = ", ".join(map(str, self.sizes))
+        return (f"What your step does: the state's graph has {sizes} nodes after each step; w "
+                f"{'ends' if self.trains else 'does not end'} where the training should take it.")
+
+
+def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
+    """Run a step function STEPS times on fresh weights and data (private random state): what it did,
+    and where w ended (None when a step failed)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        w = torch.randn(3, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        h = torch.zeros(3)
+        sizes = []
+        for x in torch.randn(STEPS, 3):
+            out = call(fn, w, opt, x, h, what="Your step")
+            if isinstance(out, RuntimeError):
+                text = str(out)
+                kind = ("freed" if text.startswith(FREED) else
+                        "no_grad" if "does not require grad" in text else "error")
+                return Training(kind, False, False, False, tuple(sizes)), None
+            if not isinstance(out, torch.Tensor):
+                raise WrongForm(f"Your step returned {type(out).__name__}; return the state h for the next step.")
+            h = out
+            sizes.append(nodes(h))
+        clone = any(fn_.name() == "CloneBackward0" for fn_, _ in walk(h))
+        return Training("", sizes[-1] > sizes[1], clone, True, tuple(sizes)), w.detach().clone()
+
+
+@register("fix_training_step", "Fix a training step whose graph grows with every step", place=510)
+def fix_training_step(seed=None) -> CodeExercise:
+    data_seed = 0 if seed is None else int(seed)
+    target = train(reference_step, data_seed)[1]
+    assert target is not None
+
+    def probe(fn) -> Training:
+        found, w = train(fn, data_seed)
+        if w is None:
+            return found
+        return Training(found.error, found.grows, found.clone,
+                        bool(torch.allclose(w, target, rtol=1e-5, atol=1e-7)), found.sizes)
+
+    diagnosers = [
+        Diagnoser("The second step fails: h still carries the first step's graph, which that step's backward "
+                  "freed. Without retain_graph you must also cut h's history: h.detach() before using it.",
+                  when=lambda b: b.error == "freed", key="freed_graph"),
+        Diagnoser("clone() copies the values but stays in the graph (CloneBackward0): h.clone() keeps the "
+                  "history of every step.", when=lambda b: b.grows and b.clone, key="clone_not_detach"),
+        Diagnoser("The graph still grows with the step number: h carries the history of every earlier step, "
+                  "and each backward walks all of it. retain_graph=True only keeps that history alive; cut it "
+                  "with h.detach().", when=lambda b: b.grows and not b.clone, key="still_grows"),
+        Diagnoser("You cut too much: the loss no longer depends on w through recorded operations (element 0 "
+                  "of tensors does not require grad). Detach the carried state h, not this step's computation.",
+                  when=lambda b: b.error == "no_grad", key="cut_too_much"),
+        Diagnoser("The graph no longer grows, but w does not end where the training should take it: keep the "
+                  "step as it was (the state still flows in, h = torch.tanh(x * w + h)) and cut only the "
+                  "history of the h that comes in.", when=lambda b: not b.error and not b.grows and not b.trains,
+                  key="changed_training"),
+    ]
+    solution = ("def fixed_step(w, opt, x, h):\n    opt.zero_grad()\n    h = torch.tanh(x * w + h.detach())   "
+                "# the value flows in, its history does not\n    loss = (h - 0.5).pow(2).mean()\n"
+                "    loss.backward()                      # no retain_graph needed any more\n    opt.step()\n"
+                "    return h\n\nex.check(fixed_step)\n\nReturning h.detach() works as well. The graph of each "
+                "step now has the same size, so backward takes the same time at every step (truncated "
+                "backpropagation through time).")
+    return CodeExercise(
+        seed=seed, intro="A recurrent training step: the state h flows from one step to the next. Someone met "
+                         "'Trying to backward through the graph a second time' and added retain_graph=True; now "
+                         "every step is slower than the one before.",
+        setup=BUGGY.format(seed=data_seed, steps=STEPS),
+        question="Write fixed_step(w, opt, x, h), the same step with its history cut: the state's value still "
+                 "flows into the next step, but the graph no longer grows with the step number. The check runs "
+                 f"your step {STEPS} times on fresh weights, counts the nodes of the graph behind the state it "
+                 "returns (autograd_lab.graph.walk), and compares where w ends with the intended training.",
+        answer_form="your function fixed_step(w, opt, x, h) that returns the new state h",
+        form=CodeForm(probe, "ex.check(fixed_step)", "fixed_step(w, opt, x, h)"),
+        expected=Training("", False, False, True), diagnosers=diagnosers, solution_text=solution,
+        example="ex.check(fixed_step)",
+        hints=["Which tensor comes into the step with the graph of the earlier steps attached?",
+               "Keep its value, drop its history: the tool is detach(), on the h that comes in.",
+               "h = torch.tanh(x * w + h.detach()), and loss.backward() without retain_graph."],
+        praise="Same value, no history: every step's graph has the same size, and backward no longer slows down.")
