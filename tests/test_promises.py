@@ -279,6 +279,16 @@ def _hook_wrong_shape():
     return Case(y.sum(), [x, y], {"x": x, "y": y}, refused=["shape (2,)", "on y"])
 
 
+def _module_hook_raises():
+    lin = torch.nn.Linear(2, 2)
+
+    def inspect(module, grad_in, grad_out):
+        raise RuntimeError("bad grad")
+    lin.register_full_backward_hook(inspect)
+    return Case(lin(torch.ones(1, 2, requires_grad=True)).sum(), [lin.weight], {"lin": lin}, modules=[lin],
+                refused=["your backward hook inspect on module lin raised RuntimeError: bad grad"])
+
+
 def _anomaly_nan():
     x = leaf(0., 1.)
     with warnings.catch_warnings():
@@ -349,7 +359,7 @@ ZOO = {
     "shared freed graph": _shared_freed, "sparse": _sparse, "sparse embedding": _sparse_embedding,
     "complex": _complex, "half": _half, "meta": _meta, "rnn": _rnn, "custom function": _custom_function,
     "second order": _second_order, "torch.func": _torch_func, "hook raises": _hook_raises,
-    "hook wrong shape": _hook_wrong_shape, "anomaly nan": _anomaly_nan, "argmax": _argmax,
+    "hook wrong shape": _hook_wrong_shape, "module hook raises": _module_hook_raises, "anomaly nan": _anomaly_nan, "argmax": _argmax,
     "complex gradient": _complex_gradient, "non-scalar gradient": _non_scalar_gradient,
     "batch norm": _batch_norm, "detach": _detach, "long chain": _long_chain, "many leaves": _many_leaves,
     "wide cat": _wide_cat,
@@ -473,3 +483,20 @@ def test_a_ten_thousand_step_walk_stays_within_its_bound_and_says_where_the_rest
     assert len(text) + len(html) <= LIMIT
     assert "stepper.trace.steps" in text and "> 5000" in text and "10001" in text
     assert "steps not shown" in text
+
+
+@pytest.mark.parametrize("line, words", [
+    ("x.argmax()", "integer"),
+    ("x * 2", "%backward (x * 2).sum()"),
+    ("r", "use_reentrant=False"),
+])
+def test_the_magic_gives_one_short_message_in_the_learners_words(ip, line, words):
+    from IPython.core.error import UsageError
+
+    x = leaf(1., 2.)
+    lin = torch.nn.Linear(2, 2)
+    ip.user_ns.update(x=x, r=checkpoint(lin, x.view(1, 2), use_reentrant=True).sum())
+    with pytest.raises(UsageError) as err:
+        ip.run_line_magic("backward", line)
+    assert words in str(err.value) and "the output" not in str(err.value) and len(str(err.value)) < 1200
+    assert x.grad is None and lin.weight.grad is None
