@@ -10,7 +10,8 @@ Candidates, per family, in turns (common.side_by_side), one thread:
 - no scan: the same, with guard.Found's pass over every object the garbage collector tracks
   replaced by its answer for these graphs (nothing retained, no hooks, no checkpoint: true here, so
   the recording is the same);
-- no scan, gc off: also with the cyclic garbage collector paused during the recording;
+- no scan, gc off: also with the cyclic garbage collector paused during the recording (trace
+  pauses it itself since commit f8f8215, so this column now equals the previous one);
 - probe: alone, what trace's register_prehook probe costs (one per node, to find the learner's
   pre-hooks): register, read the dict, remove."""
 from __future__ import annotations
