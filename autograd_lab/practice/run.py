@@ -72,3 +72,24 @@ def random_values(seed: int, count: int) -> list[float]:
     """count values with one decimal in [-3, 3], from a private generator."""
     gen = torch.Generator().manual_seed(seed)
     return [v / 10 for v in torch.randint(-30, 31, (count,), generator=gen).tolist()]
+
+
+def variant_values(seed: int | None, default: list[float], salt: int = 0) -> list[float]:
+    """The exercise's own values without a seed; with one, as many values with one decimal in
+    [-3, 3], none zero and no two of the same size, so that no wrong answer meets the right one or
+    another wrong one by accident. salt gives a second list from the same seed.
+
+    >>> variant_values(None, [1.0, 2.0])
+    [1.0, 2.0]
+    >>> variant_values(4, [1.0, 2.0]) == variant_values(4, [1.0, 2.0]) != [1.0, 2.0]
+    True
+    """
+    if seed is None:
+        return list(default)
+    gen = torch.Generator().manual_seed(int(seed) * 7919 + salt)
+    found: list[float] = []
+    while len(found) < len(default):
+        v = int(torch.randint(-30, 31, (1,), generator=gen)) / 10
+        if v != 0 and abs(v) != 1 and all(abs(v) != abs(f) for f in found):
+            found.append(v)
+    return found

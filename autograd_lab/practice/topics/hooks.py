@@ -7,17 +7,15 @@ from ..choices import ChoiceForm
 from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
 from ..registry import register
-from ..run import run, tensor_code
-
-X_LINE = tensor_code("x", [1.0, 2.0, 3.0])
-
+from ..run import run, tensor_code, variant_values
 
 @register("hook_doubles", "A hook that doubles a gradient", place=800)
 def hook_doubles(seed=None) -> Exercise:
-    setup = f"{X_LINE}\ny = x * 3\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
+    x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
+    setup = f"{x_line}\ny = x * 3\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
     ns = run(setup)
     expected = ns["x"].grad.clone()
-    plain = run(f"{X_LINE}\n(x * 3).sum().backward()")["x"].grad
+    plain = run(f"{x_line}\n(x * 3).sum().backward()")["x"].grad
     diagnosers = [
         Diagnoser("This is the gradient without the hook. A hook that returns a tensor replaces the "
                   "gradient flowing through y, and everything before y sees the new one.", plain),
@@ -31,7 +29,8 @@ def hook_doubles(seed=None) -> Exercise:
     solution = (f"y.sum() sends ones to y; the hook makes them twos; MulBackward0 multiplies by 3: "
                 f"x.grad = {fmt(expected)} (without the hook {fmt(plain)}).")
     return Exercise(
-        name="hook_doubles", title="", intro="A tensor hook on y that returns a new gradient.",
+        name="hook_doubles", title="",
+        seed=seed, intro="A tensor hook on y that returns a new gradient.",
         setup=setup, question="What is x.grad?", answer_form="x.grad: a float tensor with x's shape (3,)",
         form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
         diagnosers=diagnosers, praise="A hook's return value replaces the gradient for everything upstream.")
@@ -39,7 +38,8 @@ def hook_doubles(seed=None) -> Exercise:
 
 @register("retain_grad_and_hook", "retain_grad() and a hook on the same tensor", place=810)
 def retain_grad_and_hook(seed=None) -> Exercise:
-    setup = (f"{X_LINE}\nh = x * 2\nh.retain_grad()\nh.register_hook(lambda g: g + 1)\n"
+    x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
+    setup = (f"{x_line}\nh = x * 2\nh.retain_grad()\nh.register_hook(lambda g: g + 1)\n"
              "z = (h**2).sum()\nz.backward()")
     ns = run(setup)
     hg, xg = ns["h"].grad.clone(), ns["x"].grad.clone()
@@ -57,7 +57,8 @@ def retain_grad_and_hook(seed=None) -> Exercise:
     solution = (f"dz/dh = 2h = {fmt(raw)}; the hook adds 1; h.grad keeps the result, {fmt(hg)} (retain_grad "
                 f"stores it after the other hooks, even though it was called first). x.grad = 2 * h.grad = {fmt(xg)}.")
     return Exercise(
-        name="retain_grad_and_hook", title="", intro="h keeps its gradient (retain_grad) and has a hook that adds 1.",
+        name="retain_grad_and_hook", title="",
+        seed=seed, intro="h keeps its gradient (retain_grad) and has a hook that adds 1.",
         setup=setup, question="What are h.grad and x.grad?",
         answer_form="the pair (h.grad, x.grad), each a tensor of shape (3,)", form=form, expected=(hg, xg),
         hints=hints, solution_text=solution, diagnosers=diagnosers, kind="the pair of gradients",

@@ -11,7 +11,7 @@ from ..forms import FunctionForm, TensorForm
 from ..messages import (DOUBLED, DZ_DY, DZ_DY_SUM, EXTRA_MEAN, MISSING_MEAN, N_MINUS_1, NO_FACTOR, TWO_OVER_N,
                         WRONG_POWER, X_VALUE, Y_VALUE, Z_VALUE)
 from ..registry import register
-from ..run import grad, learner_seed, random_values, run, tensor_code
+from ..run import grad, learner_seed, random_values, run, tensor_code, variant_values
 
 def _mistakes(values, power, reduce) -> list[tuple[str, str, torch.Tensor]]:
     """(key, message, value) of each known mistake, computed by torch for this x."""
@@ -85,18 +85,18 @@ def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
 
 @register("mean_square", "The gradient of a mean of squares", place=10)
 def mean_square(seed=None) -> Exercise:
-    return _family([1.0, 2.0, 3.0], 2, "mean",
+    return _family(variant_values(seed, [1.0, 2.0, 3.0]), 2, "mean", seed=seed,
                    intro="The classic first autograd exercise: y = x**2 element by element, z = y.mean().")
 
 
 @register("sum_square", "The gradient of a sum of squares", place=20)
 def sum_square(seed=None) -> Exercise:
-    return _family([1.0, 2.0, 3.0], 2, "sum")
+    return _family(variant_values(seed, [1.0, 2.0, 3.0]), 2, "sum", seed=seed)
 
 
 @register("mean_cube", "The gradient of a mean of cubes", place=30)
 def mean_cube(seed=None) -> Exercise:
-    return _family([1.0, 2.0, 3.0], 3, "mean")
+    return _family(variant_values(seed, [1.0, 2.0, 3.0]), 3, "mean", seed=seed)
 
 
 @register("mean_square_random", "A mean of squares with your own x", place=50)
