@@ -30,7 +30,9 @@ def main() -> int:
     if args.learners < 1:
         parser.error("--learners must be at least 1 (make classroom N=4)")
     hub = Classroom(learners(args.learners), port=args.port)
-    # SIGTERM (a closed terminal, a service manager) stops the class like Ctrl-C does
+    # Ctrl-C even when started in the background of a script (where SIGINT is ignored by default);
+    # SIGTERM (a closed terminal, a service manager) stops the class the same way
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         hub.start()
