@@ -152,24 +152,19 @@ class Drawing:
 
     def png(self, current: Node | None = None, done=frozenset(), ready=frozenset(), dpi: int = 80) -> bytes:
         """The painted figure as PNG bytes, fast: the figure is rendered once with blank boxes, and
-        each call fills the blank pixels inside the boxes (text and borders stay as rendered).
-        The image is compressed in bands of rows, each on its own, and a call compresses again only
-        the bands whose boxes changed colour: a step recolours two or three boxes, and compressing
-        the whole image was most of a click."""
+        each call fills the blank pixels inside the boxes, compressing again only the bands of rows
+        whose boxes changed colour (compressing the whole image was most of a click)."""
         if self._pixels is None:
             self._render_blank(dpi)
         colors = self._colors(current, done, ready)
-        raws, packed = [], []
+        check, packed = 1, []
         for band, (start, boxes) in enumerate(self._bands):
             key = tuple(colors[i] for i in boxes)
             cached = self._packed.get(band)
             if cached is None or cached[0] != key:
                 cached = self._packed[band] = (key, *self._pack(start, boxes, colors))
-            raws.append(cached[1])
+            check = zlib.adler32(cached[1], check)
             packed.append(cached[2])
-        check = 1
-        for raw in raws:
-            check = zlib.adler32(raw, check)
         # one zlib stream: its header, the bands (each ends on a full flush, so they join), an empty
         # final block, the checksum of the whole
         data = b"\x78\x01" + b"".join(packed) + b"\x03\x00" + struct.pack(">I", check)
@@ -187,9 +182,7 @@ class Drawing:
             region = band[max(r0 - start, 0):max(min(r1 - start, len(band)), 0), c0:c1]
             blank = (region[..., :3] == 255).all(axis=-1)
             region[blank, :3] = _rgb(colors[i])
-        lines = np.zeros((len(band), 1 + band[0].size), dtype=np.uint8)  # filter byte 0: none
-        lines[:, 1:] = band.reshape(len(band), -1)
-        raw = lines.tobytes()
+        raw = np.hstack([np.zeros((len(band), 1), np.uint8), band.reshape(len(band), -1)]).tobytes()  # filter 0
         packer = zlib.compressobj(1, zlib.DEFLATED, -15)
         return raw, packer.compress(raw) + packer.flush(zlib.Z_FULL_FLUSH)
 
@@ -238,8 +231,7 @@ def wrap_name(name: str, width: int = WRAP) -> list[str]:
 @lru_cache(maxsize=4096)
 def _points(line: str) -> float:
     """Width of a line of text at FONT points, in points (from the glyphs' outlines; no rendering).
-    Cached: outlining a line costs about a millisecond, a window move measured every line of up to
-    36 boxes, and the same op names come back in every window."""
+    Cached: the same op names come back in every window, and outlining one costs milliseconds."""
     return TextPath((0, 0), line, size=FONT).get_extents().width
 
 
