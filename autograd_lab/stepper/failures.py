@@ -137,15 +137,19 @@ def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bo
     if FREED in text:
         return freed(what, graph, names)
     if "modified by an inplace operation" in text:
+        fix = (f"Fix: make that change out of place (y = y + 1 instead of y += 1 or y.add_(1)), or "
+               f"edit a .clone(), then compute {what} again. To find the line: run "
+               f"{code_for(what)}.backward() inside with torch.autograd.detect_anomaly():")
+        words = _explainer(err, names, what)
+        if words:  # the explainer names the tensor and the node that saved it
+            return f"{words} {fix}"
         version = re.search(r"is at version (\d+); expected version (\d+)", text)
         op = re.search(r"which is output \d+ of (\w+)", text)
         made = f" (made by {op.group(1)})" if op else ""
         versions = f"; its version went from {version.group(2)} to {version.group(1)}" if version else ""
         return (f"a tensor{made} that {what}'s graph saved for backward was changed in place after it "
                 f"was saved{versions}, so the gradient computed from it would be wrong and the engine "
-                f"refuses it. Fix: make that change out of place (y = y + 1 instead of y += 1 or "
-                f"y.add_(1)), or edit a .clone(), then compute {what} again. To find the line: run "
-                f"{code_for(what)}.backward() inside with torch.autograd.detect_anomaly():")
+                f"refuses it. {fix}")
     nan = re.search(r"Function '(\w+)' returned nan values in its (\d+)\w* output", text)
     if nan:
         return (f"anomaly detection is on, and {nan.group(1)} sent on NaN (not a number) while "
@@ -165,6 +169,19 @@ def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bo
     return (f"the engine failed while backpropagating {what}: {type(err).__name__}: {text[:300]}."
             f"{unchanged} Run {code_for(what)}.backward() inside %%explain to have the error explained "
             f"in more detail.")
+
+
+def _explainer(err, names, what: str) -> str | None:
+    """The error explainer's summary and why, in one paragraph, when it knows the error."""
+    try:
+        from ..explain.explanation import explanation_of
+
+        found = explanation_of(err, names=names or {}, line=f"{code_for(what)}.backward()")
+    except Exception:  # the explainer is a help here, never a new failure
+        return None
+    if not found.known or not found.summary:
+        return None
+    return " ".join(f"{found.summary} {found.why}".split())
 
 
 def typed_gradient(output: torch.Tensor, gradient: torch.Tensor, what: str) -> str | None:
