@@ -92,7 +92,7 @@ class RowsForm(Form):
         w = "." + w if w == "data" else w
         for key in self.keys:
             k = _norm(key)
-            if w in (k, k.rstrip("()"), k.split("(")[0], k.lstrip(".")):
+            if w in (k, k.rstrip("()"), k.split("(")[0], k.lstrip("."), k.rstrip("()").split(".")[-1]):
                 return key
         raise WrongForm(f"'{word}' is not one of the copies asked about: {', '.join(self.keys)}.")
 

@@ -12,21 +12,22 @@ from ..run import run, tensor_code, variant_values
 @register("hook_doubles", "A hook that doubles a gradient", place=800)
 def hook_doubles(seed=None) -> Exercise:
     x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
-    setup = f"{x_line}\ny = x * 3\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
+    k = 3 if seed is None else (4, 5, 7)[int(seed) % 3]  # the factor: the gradient does not depend on x
+    setup = f"{x_line}\ny = x * {k}\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
     ns = run(setup)
     expected = ns["x"].grad.clone()
-    plain = run(f"{x_line}\n(x * 3).sum().backward()")["x"].grad
+    plain = run(f"{x_line}\n(x * {k}).sum().backward()")["x"].grad
     diagnosers = [
         Diagnoser("This is the gradient without the hook. A hook that returns a tensor replaces the "
                   "gradient flowing through y, and everything before y sees the new one.", plain),
-        Diagnoser("The hook doubles what arrives at y (ones), and MulBackward0 then multiplies by 3.",
+        Diagnoser(f"The hook doubles what arrives at y (ones), and MulBackward0 then multiplies by {k}.",
                   plain * 4),
-        Diagnoser("This is what arrives at y after the hook; x.grad is that times dy/dx = 3.",
-                  plain * 2 / 3),
+        Diagnoser(f"This is what arrives at y after the hook; x.grad is that times dy/dx = {k}.",
+                  plain * 2 / k),
     ]
-    hints = ["Without the hook, x.grad = 3 for each element.",
+    hints = [f"Without the hook, x.grad = {k} for each element.",
              "The hook runs when y's gradient is ready, before it goes on to x, and its return value replaces it."]
-    solution = (f"y.sum() sends ones to y; the hook makes them twos; MulBackward0 multiplies by 3: "
+    solution = (f"y.sum() sends ones to y; the hook makes them twos; MulBackward0 multiplies by {k}: "
                 f"x.grad = {fmt(expected)} (without the hook {fmt(plain)}).")
     return Exercise(
         name="hook_doubles", title="",

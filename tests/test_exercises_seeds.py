@@ -1,0 +1,95 @@
+"""Personal variants: exercise(name, seed=N) gives every numeric exercise its own values,
+deterministically, and its expected answer is still what torch computes from the code it shows."""
+import pytest
+import torch
+
+from autograd_lab.practice.bank import exercise, exercises
+from autograd_lab.practice.forms import FunctionForm, PartsForm, TensorForm
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")
+
+
+def grads(*names):
+    return lambda ns: tuple(ns[n].grad if n != "g" else ns["g"] for n in names)
+
+
+def jacobian(ns):
+    j = torch.autograd.functional.jacobian(lambda t: t**3, ns["x"].detach())
+    return j.diagonal()
+
+
+# name -> what torch says, read off the namespace of the exercise's own setup code
+TORCH = {
+    "mean_square": grads("x"), "sum_square": grads("x"), "mean_cube": grads("x"),
+    "weighted_mean_square": grads("w", "x"), "mean_square_random": grads("x"),
+    "nonscalar_backward": grads("x"), "accumulate": grads("x"), "vjp_weights": grads("x"),
+    "jacobian_shape": lambda ns: (jacobian(ns),), "grad_vs_backward": grads("g", "x"),
+    "hook_doubles": grads("x"), "retain_grad_and_hook": grads("h", "x"),
+}
+
+
+def numeric(ex) -> bool:
+    form = ex.form
+    if isinstance(form, PartsForm):
+        return any(isinstance(f, (TensorForm, FunctionForm)) for _, f in form.parts)
+    return isinstance(form, (TensorForm, FunctionForm))
+
+
+def numbers_of(expected):
+    parts = expected if isinstance(expected, tuple) else (expected,)
+    return tuple(p for p in parts if isinstance(p, torch.Tensor))
+
+
+def test_every_numeric_exercise_is_covered():
+    found = {e.name for e in exercises() if numeric(exercise(e.name))}
+    assert found == set(TORCH) | {"symbolic_mean_square"}
+
+
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_the_seed_changes_the_values_and_torch_still_gives_the_answer(name):
+    seen = []
+    for seed in (None, 1, 2, 3):
+        ex = exercise(name, seed=seed)
+        ns = {"torch": torch}
+        exec(ex.setup, ns)
+        truth = TORCH[name](ns)
+        mine = numbers_of(ex.expected)
+        assert len(mine) == len(truth)
+        for m, t in zip(mine, truth, strict=True):
+            assert torch.equal(m, t.detach()), (name, seed)
+        seen.append(tuple(tuple(m.flatten().tolist()) for m in mine))
+        assert exercise(name, seed=seed).setup == ex.setup  # deterministic
+        if seed is not None:
+            assert f"seed={seed}" in ex.make_code
+    assert len(set(seen)) == len(seen), name
+
+
+def test_a_seeded_variant_is_answered_by_its_own_numbers_only():
+    a, b = exercise("mean_square", seed=1), exercise("mean_square", seed=2)
+    xa = torch.tensor(eval(a.setup.split("torch.tensor(")[1].split(", dtype")[0]), dtype=torch.double,
+                      requires_grad=True)
+    (ga,) = torch.autograd.grad((xa**2).mean(), xa)
+    assert torch.allclose(a.expected, ga)
+    assert a.check([round(v, 4) for v in ga.tolist()]).correct
+    assert not b.check([round(v, 4) for v in ga.tolist()]).correct
+
+
+def test_symbolic_exercise_changes_its_samples_with_the_seed():
+    one, two = exercise("symbolic_mean_square", seed=1), exercise("symbolic_mean_square", seed=2)
+    assert not torch.equal(one.form.samples, two.form.samples)
+    for ex in (one, two):
+        rows = []
+        for row in ex.form.samples:
+            x = row.clone().requires_grad_()
+            rows.append(torch.autograd.grad((x**2).mean(), x)[0])
+        assert torch.allclose(ex.expected, torch.stack(rows))
+        assert ex.check("2*x/n").correct
+
+
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_seeded_variants_keep_their_diagnoses_apart_from_the_answer(name):
+    for seed in range(6):
+        ex = exercise(name, seed=seed)
+        for d in ex.diagnosers:
+            if d.when is None and d.part is None:
+                assert not ex.form.same(d.value, ex.expected), (name, seed, d.key)
