@@ -173,7 +173,7 @@ def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
         w = torch.randn(3, requires_grad=True)
         opt = torch.optim.SGD([w], lr=0.1)
         h = torch.zeros(3)
-        sizes = []
+        sizes: list[int] = []
         for x in torch.randn(STEPS, 3):
             out = call(fn, w, opt, x, h, what="Your step")
             if isinstance(out, RuntimeError):
