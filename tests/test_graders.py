@@ -8,10 +8,12 @@ AUTOGRAD_LAB_REQUIRE_GRADERS=1 (CI sets it), where they fail."""
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -238,3 +240,11 @@ def test_otter_run_gives_full_marks_and_partial_with_the_diagnosis(graders, grad
     assert flat(diagnosis()) in flat(failed["output"])
     assert flat(diagnosis()) in flat(public["wrong"][0]["output"])  # what the student is shown
     assert "AssertionError" not in json.dumps(results["right"][0])
+
+
+def test_the_graders_stay_out_of_the_labs_venv():
+    """nbgrader and otter bring JupyterLab extensions of their own: they belong in .graders/ only."""
+    if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+        pytest.skip(f"not running in the lab's venv {ROOT / '.venv'}")
+    assert importlib.util.find_spec("nbgrader") is None
+    assert importlib.util.find_spec("otter") is None
