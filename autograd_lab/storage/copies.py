@@ -113,24 +113,25 @@ def edit_named(name: str) -> Edit:
     return EDITS[name]
 
 
-def check(a) -> None:
-    """Refuse what the experiments cannot run on, with what to type instead."""
+def check(a, name: str = "a") -> None:
+    """Refuse what the experiments cannot run on, with what to type instead (in the learner's name)."""
+    n = wrap(name)
     if not isinstance(a, torch.Tensor):
         raise LabInputError(f"%storage needs a tensor, got a {type(a).__name__}. "
                             "Try: a = torch.tensor([1., 2., 3.], requires_grad=True); %storage a")
     if a.layout != torch.strided or a.is_meta or a.is_quantized:
         raise LabInputError("%storage needs an ordinary dense tensor with data (not sparse, meta or "
-                            "quantized). Try: %storage a.to_dense()")
+                            f"quantized). Try: %storage {n}.to_dense()")
     if not (a.is_floating_point() or a.is_complex()):
         raise LabInputError(f"a tensor of dtype {str(a.dtype).replace('torch.', '')} cannot require "
-                            "grad, so the backward experiments cannot run. Try: %storage a.float()")
+                            f"grad, so the backward experiments cannot run. Try: %storage {n}.float()")
     if a.is_inference():
         raise LabInputError("this tensor was made under torch.inference_mode() and can never enter a "
-                            "graph. Try: %storage a.clone() outside inference_mode")
+                            f"graph. Try: %storage {n}.clone() outside inference_mode")
     if _storage_elements(a) > MAX_ELEMENTS:
         raise LabInputError(f"this tensor's storage holds {_storage_elements(a)} elements; the lab copies "
                             f"it many times and takes up to {MAX_ELEMENTS}. Try a small piece: "
-                            "%storage a.flatten()[:4].clone()")
+                            f"%storage {n}.flatten()[:4].clone()")
 
 
 def _storage_elements(a: torch.Tensor) -> int:
@@ -150,12 +151,25 @@ def twin(a: torch.Tensor) -> torch.Tensor:
         whole = torch.empty(0, dtype=a.dtype, device=a.device)
         whole.set_(a.untyped_storage(), 0, (_storage_elements(a),), (1,))
         whole = whole.clone()  # reads the learner's memory, writes only to new memory
-        # detach() makes the window a fresh tensor (not a view) whose version counter starts at 0
-        root = whole.as_strided(base.size(), base.stride(), base.storage_offset()).detach()
+        # detach() makes the window a fresh tensor (not a view) whose version counter starts at 0;
+        # the conjugate and negative bits (z.conj(), z.conj().imag) are kept, they are part of the values
+        root = _bits(whole.as_strided(base.size(), base.stride(), base.storage_offset()), base).detach()
     root.requires_grad_(True)
     if base.grad_fn is not None:  # mirror a non-leaf: in-place edits of its views are allowed
         root = root.clone()
     if base is a:
         return root
     offset = a.storage_offset() - base.storage_offset() + root.storage_offset()
-    return root.as_strided(a.size(), a.stride(), offset)
+    view = root.as_strided(a.size(), a.stride(), offset)  # a view keeps its base's bits
+    if a.is_conj() != view.is_conj():
+        view = view.conj()
+    if a.is_neg() != view.is_neg():
+        view = torch._neg_view(view)
+    return view
+
+
+def _bits(t: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """t read as like reads its memory: conjugated and negated lazily when like is."""
+    if like.is_neg():
+        t = torch._neg_view(t)
+    return t.conj() if like.is_conj() else t

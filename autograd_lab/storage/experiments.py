@@ -187,7 +187,7 @@ def build_report(a, edit: str = "mul_", name: str = "a", names: Mapping | None =
     >>> report["detach()"].after_inplace, report[".data"].after_inplace
     ('error', 'silently wrong')
     """
-    check(a)
+    check(a, name)
     edit_named(edit)
     rows = [experiment(a, copy, edit, name) for copy in copies(a)]
     return StorageReport(Subject.of(a, name, names), rows, edit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ..format import fmt, table
+from ..format import fmt, number, table
 from ..text import esc, html_table, status_colour
 from .copies import EDITS, Copy, wrap
 from .experiments import Row, StorageReport
@@ -68,10 +68,24 @@ def verdict(row: Row, name: str = "a") -> str:
     if row.after_inplace == "error":
         return f"backward failed, the version check caught the edit: {row.message}"
     if row.after_inplace == "silently wrong":
-        return f"no error, but the gradient is wrong: {fmt(row.grad_got)} instead of {fmt(row.grad_expected)}"
+        return f"no error, but the gradient is wrong: {value(row.grad_got)} instead of {value(row.grad_expected)}"
     if "a" in row.changed:
-        return f"backward ran; the edit changed {name}'s values yet left the gradient {fmt(row.grad_got)}"
-    return f"backward ran and gave the correct gradient {fmt(row.grad_got)}"
+        return f"backward ran; the edit changed {name}'s values yet left the gradient {value(row.grad_got)}"
+    return f"backward ran and gave the correct gradient {value(row.grad_got)}"
+
+
+def value(t) -> str:
+    """A gradient as the verdicts show it: complex ones with their numbers, not only their dtype.
+
+    >>> import torch
+    >>> value(torch.tensor([2 - 4j]))
+    '[2.0000-4.0000j]'
+    """
+    if isinstance(t, Tensor) and t.is_complex() and t.numel() <= 8:
+        flat = t.detach().resolve_conj().resolve_neg().reshape(-1).tolist()
+        return "[" + ", ".join(f"{number(v.real)}{'-' if v.imag < 0 else '+'}{number(abs(v.imag))}j"
+                               for v in flat) + "]"
+    return fmt(t)
 
 
 def _yes_no(flag) -> str:

@@ -93,5 +93,5 @@ def compare_storage(a, edit: str = "mul_", name: str = "a", names: Mapping | Non
     >>> report["detach()"].after_inplace, report[".data"].after_inplace
     ('error', 'silently wrong')
     """
-    check(a)
+    check(a, name)
     return StorageView(a, name, names, edit)
