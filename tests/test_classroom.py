@@ -83,3 +83,58 @@ def test_a_lab_cell_runs_in_the_learners_kernel_through_the_hub(hub):
 def test_the_admin_token_sees_the_learner_and_nobody_else(hub):
     users = {user["name"] for user in hub.api("users")}
     assert users == {"learner1"}
+
+
+# -- deploy/: what can be checked without Kubernetes, Docker or a registry -------------------------
+# Key paths of the zero-to-jupyterhub Helm chart "jupyterhub" 4.4.0, from its values schema
+# (jupyterhub/values.schema.yaml at tag 4.4.0); only those deploy/values.yaml uses.
+CHART_KEYS = {
+    "singleuser.image.name", "singleuser.image.tag", "singleuser.memory.guarantee", "singleuser.memory.limit",
+    "singleuser.cpu.guarantee", "singleuser.cpu.limit", "singleuser.lifecycleHooks.postStart",
+    "singleuser.defaultUrl", "singleuser.startTimeout", "singleuser.storage.capacity",
+    "hub.config", "cull.enabled", "cull.timeout", "cull.every",
+}
+# objects the schema passes through as they are (KubeSpawner's lifecycle hooks, JupyterHub's config)
+FREE_FORM = {"singleuser.lifecycleHooks.postStart", "hub.config"}
+UNITS = {"K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def key_paths(tree: dict, prefix: str = "") -> list[str]:
+    paths = []
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and path not in FREE_FORM:
+            paths.extend(key_paths(value, path + "."))
+        else:
+            paths.append(path)
+    return paths
+
+
+def size(text: str) -> float:
+    """A KubeSpawner byte size such as '640M' or '1.5G', in bytes."""
+    return float(text[:-1]) * UNITS[text[-1]]
+
+
+def test_the_helm_values_parse_and_name_only_keys_the_chart_documents():
+    import yaml
+
+    values = yaml.safe_load((REPO / "deploy" / "values.yaml").read_text())
+    unknown = sorted(set(key_paths(values)) - CHART_KEYS)
+    assert not unknown, f"keys the chart 4.4.0 does not document: {unknown}"
+    single = values["singleuser"]
+    assert size(single["memory"]["guarantee"]) <= size(single["memory"]["limit"])
+    command = single["lifecycleHooks"]["postStart"]["exec"]["command"]
+    assert command[0] == "gitpuller" and len(command) == 4, "gitpuller REPOSITORY BRANCH FOLDER"
+    assert single["defaultUrl"].startswith(f"/lab/tree/{Path(command[3]).name}/notebooks/")
+
+
+def test_the_image_installs_the_lab_as_the_tests_do():
+    dockerfile = (REPO / "deploy" / "Dockerfile").read_text()
+    assert "RUN pip install -c constraints.txt .\n" in dockerfile
+    for line in dockerfile.splitlines():
+        if line.startswith("COPY "):
+            for source in line.split()[1:-1]:
+                assert (REPO / source).exists(), f"the Dockerfile copies {source}, which is not in the repository"
+    pins = dict(line.split("==") for line in (REPO / "deploy" / "constraints-image.txt").read_text().splitlines()
+                if "==" in line)
+    assert pins["jupyterhub"] == "5.5.0", "the image's jupyterhub-singleuser must match chart 4.4.0's hub"
