@@ -9,6 +9,8 @@ figure is shown as a PNG followed by the text and HTML faces."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from typing import Any
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -53,8 +55,8 @@ class View:
     def __repr__(self) -> str:
         return self.text()
 
-    def bundle(self, with_widget: bool) -> dict:
-        data = {"text/plain": self.text(), "text/html": self.static_html()}
+    def bundle(self, with_widget: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {"text/plain": self.text(), "text/html": self.static_html()}
         if with_widget and self.widget is not None:
             data[WIDGET_MIME] = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
         return data
@@ -87,9 +89,23 @@ class ModelView(View):
     """A view over one model object (a report, an explanation, an exercise) that stands in for it:
     attribute access, indexing, iteration and len() go through to the model, so code written
     against the model (``report["view(-1)"]``, ``prof.growth``, ``ex.check(...)``) keeps working.
-    Subclasses set ``model`` and give text() and html() from their room's faces."""
+    A subclass names its room's faces, ``text_face = staticmethod(faces.text)`` and
+    ``html_face = staticmethod(faces.html)``, or overrides text() and html()."""
 
     model: object = None
+    text_face: Callable[[Any], str] | None = None
+    html_face: Callable[[Any], str] | None = None
+
+    def __init__(self, model: object = None):
+        self.model = model
+
+    def text(self) -> str:
+        if self.text_face is None:
+            raise NotImplementedError(f"{type(self).__name__} names no text_face")
+        return self.text_face(self.model)
+
+    def html(self) -> str:
+        return self.html_face(self.model) if self.html_face is not None else super().html()
 
     def __getattr__(self, name):
         # only called for names the view itself lacks; guard the model slot against recursion

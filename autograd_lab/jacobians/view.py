@@ -17,14 +17,9 @@ from .picture import picture
 class JacobianView(ModelView):
     """A Jacobian with its faces and a picture; view.matrix, view.tensor, view.vjp pass through."""
 
-    def __init__(self, jac: Jacobian):
-        self.model = jac
-
-    def text(self) -> str:
-        return faces.text(self.model)
-
-    def html(self) -> str:
-        return faces.html(self.model)
+    model: Jacobian
+    text_face = staticmethod(faces.text)
+    html_face = staticmethod(faces.html)
 
     def figure(self):
         return picture(self.model)

@@ -18,15 +18,8 @@ class ProfileView(ModelView):
     """A backward profile; attributes (node_counts, growth, carriers, verdict, fix...) are the model's."""
 
     model: Profile
-
-    def __init__(self, profile: Profile):
-        self.model = profile
-
-    def text(self) -> str:
-        return faces.profile_text(self.model)
-
-    def html(self) -> str:
-        return faces.profile_html(self.model)
+    text_face = staticmethod(faces.profile_text)
+    html_face = staticmethod(faces.profile_html)
 
     def figure(self):
         return faces.profile_figure(self.model) if self.model.steps else None
@@ -55,15 +48,8 @@ class ComparisonView(ModelView):
     """An input comparison; attributes (rows, row(), ratio(), verdict) are the model's."""
 
     model: Comparison
-
-    def __init__(self, comparison: Comparison):
-        self.model = comparison
-
-    def text(self) -> str:
-        return faces.comparison_text(self.model)
-
-    def html(self) -> str:
-        return faces.comparison_html(self.model)
+    text_face = staticmethod(faces.comparison_text)
+    html_face = staticmethod(faces.comparison_html)
 
 
 def profile_backward(step_fn, steps: int = 20, warmup: int = 2, *, budget: float = BUDGET, watch=None,
