@@ -228,10 +228,10 @@ def test_a_released_stepper_says_so_and_lets_go_of_its_trace(seed):
 
 
 def test_a_new_stepper_of_the_same_cell_releases_the_old_one_in_a_kernel(seed, monkeypatch):
-    from autograd_lab.stepper import view
+    from autograd_lab.stepper import live_view, view
 
     monkeypatch.setattr(view, "live", lambda: True)
-    monkeypatch.setattr(view, "_current", {})
+    monkeypatch.setattr(live_view, "_current", {})
     old = al.step(seed["z"], names=seed, label="z")
     other = al.step(seed["y"].sum(), names=seed, label="y.sum()")
     new = al.step(seed["z"], names=seed, label="z")

@@ -213,3 +213,20 @@ def panel_html(trace: Trace, index: int, reveal: bool = True) -> str:
                    f"<td><pre style='margin:0'>{esc(t)}</pre></td></tr>" for h, t in rest)
     first = f"<b>{esc(head[0])}</b>" + (f"<div>{esc(head[1])}</div>" if head[1] else "")
     return f"<div>{first}<table>{body}</table></div>"
+
+
+def applied_text(trace: Trace, named: int = 20) -> str:
+    """The line a stepper adds once its backward was applied (.grad written)."""
+    leaves = [s.node.label or "leaf" for s in trace.steps if s.node.is_accumulator]
+    more = f" and {len(leaves) - named} more" if len(leaves) > named else ""
+    return f"applied: .grad accumulated for {', '.join(leaves[:named])}{more}, as backward() does"
+
+
+def next_prompt(trace: Trace, index: int) -> str:
+    """In prediction mode, what the learner is asked about the next step (HTML)."""
+    if index >= len(trace.steps):
+        return ""
+    step = trace.steps[index]
+    what = (f"what {step.node.label or 'the leaf'}.grad holds after it" if step.node.is_accumulator
+            else "what it sends on")
+    return f"<p><i>Next: {esc(step.node.title)}. Predict {esc(what)}, then press Check.</i></p>"

@@ -5,22 +5,17 @@ from typing import Mapping
 
 import torch
 
-from ..display import View, live
+from ..display import View, evaluate_typed, live
 from ..text import esc
 from .draw import Drawing, Layout
-from .faces import panel_html, panel_text, recent_html, walk_html, walk_text
+from .faces import applied_text, next_prompt, panel_html, panel_text, recent_html, walk_html, walk_text
 from .predict import Verdict, compare
 from ..names import caller_names, name_in
 from .trace import Trace, trace as record
+from .live_view import RELEASED, Released, release_widget, supersede
 
 
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
-LEAVES_NAMED = 20
-RELEASED = ("this stepper was released to free memory: the same cell made a newer one. Re-run the "
-            "cell to step through it again.")
-# The live stepper of each cell (or label): a new one for the same cell releases the old one, so
-# re-running a cell does not keep every earlier recording alive in the kernel.
-_current: dict = {}
 
 
 class Stepper(View):
@@ -91,29 +86,14 @@ class Stepper(View):
         return verdict
 
     def release(self) -> None:
-        """Let go of the recording (graph, saved values, gradients): a newer stepper of the same
-        cell replaced this one. The widget says so; re-running the cell gives a fresh one."""
+        """Let go of the recording (graph, saved values, gradients): a newer stepper replaced it."""
         if self.released:
             return
         self.released = True
-        self.trace = _Released(len(self.trace.steps))
+        self.trace = Released(len(self.trace.steps))
         self._layout = self._drawing = None
         if self._widget is not None:
-            # the widget keeps one line; its buttons, slider and picture are closed, so the kernel
-            # lets go of them too (a cell re-run twenty times would otherwise keep them all)
-            import ipywidgets as w
-
-            parts = _descendants(self._widget)
-            note = w.HTML(f"<p><i>{esc(RELEASED)}</i></p>")
-            note.add_class("agl-released")
-            self._widget.children = (note,)
-            for part in parts:
-                for extra in (getattr(part, "layout", None), getattr(part, "style", None)):
-                    if extra is not None:
-                        extra.close()
-                part.close()
-            self.buttons = {}
-            self._panel = self._image = self._log = self._slider = self._play = None
+            release_widget(self._widget)
 
     # --- faces --------------------------------------------------------------------------------
     @property
@@ -121,27 +101,18 @@ class Stepper(View):
         n = len(self.trace.steps)
         return f"backward of {self.label}: {n} step{'s' if n != 1 else ''} in the order the engine ran them"
 
-    def _revealed(self):
-        return self.index if self.predicting else None
-
     def text(self) -> str:
         if self.released:
             return RELEASED
-        text = walk_text(self.trace, self.title, self.index, self._revealed())
+        text = walk_text(self.trace, self.title, self.index, self.index if self.predicting else None)
         if self.applied:
-            text += "\n" + self._applied_text()
+            text += "\n" + applied_text(self.trace)
         return text
 
     def html(self) -> str:
         if self.released:
             return f"<p><i>{esc(RELEASED)}</i></p>"
-        return walk_html(self.trace, self.title, self.index, self._revealed())
-
-    def _applied_text(self) -> str:
-        leaves = [s.node.label or "leaf" for s in self.trace.steps if s.node.is_accumulator]
-        shown = ", ".join(leaves[:LEAVES_NAMED]) + (f" and {len(leaves) - LEAVES_NAMED} more"
-                                                    if len(leaves) > LEAVES_NAMED else "")
-        return f"applied: .grad accumulated for {shown}, as backward() does"
+        return walk_html(self.trace, self.title, self.index, self.index if self.predicting else None)
 
     @property
     def layout(self) -> Layout:
@@ -219,7 +190,7 @@ class Stepper(View):
     def _check_typed(self):
         text = self._answer.value.strip()
         try:
-            answer = eval(text, {"torch": __import__("torch")}, dict(self.trace.names))  # the learner's namespace
+            answer = evaluate_typed(text, self.trace.names)  # the learner's namespace
         except Exception as err:  # a typo in the box: say so, reveal nothing
             self._verdict.value = f"<b>could not read that</b>: {esc(type(err).__name__)}: {esc(err)}"
             return
@@ -230,21 +201,14 @@ class Stepper(View):
         if self._widget is None or self.released:
             return
         reveal = True
-        self._panel.value = panel_html(self.trace, self.index, reveal) + self._next_prompt()
+        self._panel.value = panel_html(self.trace, self.index, reveal) + (
+            next_prompt(self.trace, self.index) if self.predicting else "")
         self._image.value = self.figure_png()
         self._log.value = recent_html(self.trace, self.index)
         if self._slider.value != self.index:
             self._slider.value = self.index
         self.buttons["prev"].disabled = self.buttons["reset"].disabled = self.index == 0
         self.buttons["next"].disabled = self.buttons["end"].disabled = self.index == len(self.trace.steps)
-
-    def _next_prompt(self) -> str:
-        if not self.predicting or self.index >= len(self.trace.steps):
-            return ""
-        step = self.trace.steps[self.index]
-        what = (f"what {step.node.label or 'the leaf'}.grad holds after it" if step.node.is_accumulator
-                else "what it sends on")
-        return f"<p><i>Next: {esc(step.node.title)}. Predict {esc(what)}, then press Check.</i></p>"
 
     def panel(self) -> str:
         """The current step's panel as plain text."""
@@ -272,28 +236,8 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
     if apply and not live():  # no widget to step through: the text shows the whole walk at once
         stepper.end()
     if live():
-        _supersede(stepper, label)
+        supersede(stepper, label)
     return stepper
-
-
-def _supersede(stepper: Stepper, label: str) -> None:
-    key = (_cell_id(), label)
-    old = _current.get(key)
-    if old is not None and old is not stepper:
-        old.release()
-    _current[key] = stepper
-
-
-def _cell_id():
-    """The id of the cell being run, when the front end sends one (JupyterLab does)."""
-    try:
-        from IPython import get_ipython
-
-        kernel = getattr(get_ipython(), "kernel", None)
-        parent = kernel.get_parent() if kernel is not None else None
-    except Exception:  # no kernel, or an ipykernel without get_parent: one slot per label
-        return None
-    return ((parent or {}).get("metadata") or {}).get("cellId")
 
 
 def _judged(verdict: Verdict, expected) -> bool:
@@ -305,21 +249,3 @@ def _judged(verdict: Verdict, expected) -> bool:
         return True  # nothing to predict (a summary, or nothing sent on): the step is shown
     return verdict.difference is not None and not any(
         words in verdict.message for words in ("could not read", "wrong shape", "give them as a tuple"))
-
-
-def _descendants(box) -> list:
-    out, stack = [], list(getattr(box, "children", ()))
-    while stack:
-        part = stack.pop()
-        out.append(part)
-        stack.extend(getattr(part, "children", ()))
-    return out
-
-
-class _Released:
-    """What a released stepper keeps of its trace: how many steps it had."""
-
-    def __init__(self, count: int):
-        self.steps = [None] * count
-        self.names: dict = {}
-        self.applied = False
