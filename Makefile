@@ -71,7 +71,7 @@ $(CLASSROOM_STAMP): $(STAMP) constraints-classroom.txt classroom/package.json cl
 	test -x $(CLASSROOM)/bin/python || $(PYTHON) -m venv $(CLASSROOM)
 	$(CLASSROOM)/bin/python -m pip install -q -c constraints.txt -c constraints-classroom.txt jupyterhub
 	$(BIN)/python -m pip install -q -c constraints.txt -c constraints-classroom.txt jupyterhub
-	cd classroom && npm ci --no-audit --no-fund --loglevel=error
+	cd classroom && npm ci --no-audit --no-fund --loglevel=error --cache .npm-cache
 	touch $(CLASSROOM_STAMP)
 
 classroom-env: $(CLASSROOM_STAMP)
