@@ -65,7 +65,7 @@ def test_rerunning_a_backward_cell_keeps_memory_bounded():
             sizes.append(float(run(kc, "print(rss_mb())")))
         assert sizes[-1] <= 1.2 * sizes[1], f"kernel memory grew: {sizes[1]:.0f} MB -> {sizes[-1]:.0f} MB"
         # one live stepper for the cell: each re-run released the one before
-        assert run(kc, "from autograd_lab.stepper import view\n"
+        assert run(kc, "from autograd_lab.stepper import live_view as view\n"
                        "print(len(view._current), list(view._current.values())[0].released)").split() == ["1", "False"]
     finally:
         kc.stop_channels()
