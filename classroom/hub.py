@@ -143,7 +143,7 @@ class Classroom:
                     self.proc.kill()
                     self.proc.wait(timeout=10)
         finally:
-            for pid, started in tree + descendants_by_start(tree):
+            for pid, started in tree + children_of_tree(tree):
                 kill_if_same(pid, started)
             if self._log is not None:
                 self._log.close()
@@ -239,11 +239,13 @@ def descendants(root: int) -> list[tuple[int, int]]:
     return found
 
 
-def descendants_by_start(tree: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Children born to the tree's processes after it was listed (a kernel started during shutdown)."""
+def children_of_tree(tree: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """What the tree's processes started after it was listed (a kernel started during shutdown)."""
     extra = []
-    for pid, _ in tree:
-        extra.extend(descendants(pid))
+    for pid, started in tree:
+        stat = _stat(pid)
+        if stat is not None and stat[1] == started:  # still that process, not a reused pid
+            extra.extend(descendants(pid))
     return extra
 
 
