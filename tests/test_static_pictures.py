@@ -17,7 +17,8 @@ LESSONS = sorted(p for p in NOTEBOOKS.glob("**/*.ipynb") if ".ipynb_checkpoints"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 IMG = re.compile(r'<img class="agl-static-figure" alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"/>')
 # in the export, as nbconvert writes the tag back (attributes in another order)
-EXPORTED = re.compile(r'<img\b(?=[^>]*\bclass="agl-static-figure")(?=[^>]*\bsrc="data:image/png;base64,[A-Za-z0-9+/=]+")[^>]*>')
+EXPORTED = re.compile(r'<img\b(?=[^>]*\bclass="agl-static-figure")'
+                      r'(?=[^>]*\bsrc="data:image/png;base64,[A-Za-z0-9+/=]+")[^>]*>')
 # the first line of the text face of each view that has a figure
 WITH_PICTURE = {
     "stepper": re.compile(r"backward of .+: \d+ steps?"),

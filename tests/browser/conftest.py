@@ -14,6 +14,7 @@ page in tests/browser/artifacts/<test name>.png (git-ignored), also when it fail
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -127,7 +128,7 @@ class LabServer:
 
     def start(self, timeout: float = 90) -> None:
         self.prepare()
-        self.log = open(self.log_path, "wb")
+        self.log = open(self.log_path, "wb")  # noqa: SIM115 - the server writes to it until stop() closes it
         self.proc = subprocess.Popen(self.command(), env=self.env(), cwd=self.root, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
@@ -239,10 +240,8 @@ def _page(request, lab_server, browser, url_for):
     try:
         yield driver
     finally:
-        try:
+        with contextlib.suppress(Exception):
             driver.wait_idle(timeout=10_000)  # let the last redraw land before the picture
-        except Exception:
-            pass
         try:
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"))
