@@ -241,3 +241,21 @@ def test_code_tasks_leave_the_random_state_alone():
     exercise("fix_training_step").check(fixed)
     exercise("straight_through").check(lambda x: x + (x.round() - x).detach())
     assert torch.equal(state, torch.get_rng_state())
+
+
+def test_the_answer_box_reads_the_new_forms_as_typed():
+    from autograd_lab.practice.view import exercise_view
+
+    typed = {
+        "engine_order": ['["AddBackward0", "SinBackward0", "b", "Exp", "a"]', "Add, Sin, b, Exp, a"],
+        "storage_rows": ['{"detach()": ("yes", "error"), ".data": ("yes", "silently wrong"), "clone()": ("no", "ok"), '
+                         '"view(-1)": ("yes", "refused"), "detach().numpy()": ("yes", "silently wrong")}',
+                         "yes error; yes silently wrong; no ok; yes refused; yes silently wrong"],
+        "carried_history": ['({"total"}, {"a", "d"})'],
+        "inputs_get_grad": ["p, r"],
+    }
+    for name, answers in typed.items():
+        for text in answers:
+            assert exercise_view(exercise(name), {}).check_typed(text)[0].startswith("Correct!"), (name, text)
+    box = exercise_view(exercise("fix_training_step"), {"mine": fixed})
+    assert box.check_typed("mine")[0].startswith("Correct!")

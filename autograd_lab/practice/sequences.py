@@ -3,6 +3,7 @@ the nodes of a graph, and the rows of the storage lab (shares memory? what an in
 Typed text is read as is, so the widget's answer box works for both without quotes."""
 from __future__ import annotations
 
+import ast
 import re
 
 from .checking import WrongForm
@@ -97,6 +98,11 @@ class RowsForm(Form):
         raise WrongForm(f"'{word}' is not one of the copies asked about: {', '.join(self.keys)}.")
 
     def read(self, answer):
+        if isinstance(answer, str) and answer.strip()[:1] in "{[(":
+            try:  # a dict or list typed into the widget's box, as it would be written in a cell
+                answer = ast.literal_eval(answer.strip())
+            except (ValueError, SyntaxError):
+                pass
         if isinstance(answer, str):
             answer = self._parse(answer)
         if isinstance(answer, dict):
