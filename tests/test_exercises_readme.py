@@ -1,6 +1,7 @@
 """README's exercise table is true: it lists every exercise of autograd_lab.exercises(), each with
 its title and the lessons that use it (read off the notebooks), grouped by its own lesson (the
-first of 01 to 09 that uses it, lesson 04 being the mixed practice set). `python tests/test_exercises_readme.py` prints the table to paste."""
+first of 01 to 09 that uses it, lesson 04 being the mixed practice set).
+`python tests/test_exercises_readme.py` prints the table to paste."""
 import re
 from pathlib import Path
 

@@ -4,6 +4,7 @@ Typed text is read as is, so the widget's answer box works for both without quot
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 
 from .checking import WrongForm
@@ -99,10 +100,8 @@ class RowsForm(Form):
 
     def read(self, answer):
         if isinstance(answer, str) and answer.strip()[:1] in "{[(":
-            try:  # a dict or list typed into the widget's box, as it would be written in a cell
+            with contextlib.suppress(ValueError, SyntaxError):  # a dict typed into the widget's box
                 answer = ast.literal_eval(answer.strip())
-            except (ValueError, SyntaxError):
-                pass
         if isinstance(answer, str):
             answer = self._parse(answer)
         if isinstance(answer, dict):
