@@ -236,6 +236,10 @@ def mb(values) -> str:
     return f"{max(values):.0f}" if values else "nan"
 
 
+def med(values) -> str:
+    return f"{statistics.median(values):.0f}" if values else "nan"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="N learners on one JupyterHub, measured")
     parser.add_argument("--learners", type=int, default=4)
@@ -302,6 +306,7 @@ def main() -> int:
     cpu = [sampler.cpu[pid] for (role, _, pid) in sampler.peaks if role == "kernel" and pid in sampler.cpu]
     hub_rss = sampler.role("hub")[0]["rss"] if sampler.role("hub") else float("nan")
     proxy_rss = sampler.role("proxy")[0]["rss"] if sampler.role("proxy") else float("nan")
+    hub_and_proxy_pss = sum(p["pss"] for p in sampler.role("hub") + sampler.role("proxy"))
     per_learner_pss = [k["pss"] for k in kernels]
     learner_pss = []  # a learner's server, its biggest kernel (a simulated one has several, one at a time), the rest
     for name in names:
@@ -318,12 +323,15 @@ def main() -> int:
     fields = {
         "learners": args.learners,
         "kernel_rss_mb_max": mb([k["rss"] for k in kernels]),
-        "kernel_uss_mb_max": mb([k["uss"] for k in kernels]),
-        "kernel_pss_mb_max": mb(per_learner_pss),
+        # the median kernel: the last kernel alive (learner 1's, idle clicks) shares its libraries with none
+        "kernel_uss_mb_median": med([k["uss"] for k in kernels]),
+        "kernel_pss_mb_median": med(per_learner_pss),
+        "server_rss_mb_max": mb([s["rss"] for s in servers]),
         "server_pss_mb_max": mb([s["pss"] for s in servers]),
         "hub_rss_mb": f"{hub_rss:.0f}", "proxy_rss_mb": f"{proxy_rss:.0f}",
         "learner_pss_mb_max": mb(learner_pss),
         "class_pss_mb_peak": f"{sampler.class_pss_peak:.0f}",
+        "class_pss_mb_per_learner": f"{(sampler.class_pss_peak - hub_and_proxy_pss) / args.learners:.0f}",
         "lesson_cells_s_first_median": f"{statistics.median(first):.1f}" if first else "nan",
         "lesson_cells_s_max": f"{max(r['cells_s'] for r in runs):.1f}" if runs else "nan",
         "kernel_start_s_median": f"{statistics.median(r['start_s'] for r in runs):.1f}" if runs else "nan",
