@@ -93,3 +93,21 @@ def test_seeded_variants_keep_their_diagnoses_apart_from_the_answer(name):
         for d in ex.diagnosers:
             if d.when is None and d.part is None:
                 assert not ex.form.same(d.value, ex.expected), (name, seed, d.key)
+
+
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_no_two_mistakes_meet_by_accident_on_a_seeded_variant(name):
+    """Two different mistakes that give the same numbers would make a diagnosis rest on a
+    coincidence; the only pairs allowed are those that agree on other inputs too (the same mistake
+    in two words, such as x for the sum of squares: x itself, or the power rule's factor missing)."""
+    for seed in range(12):
+        ex = exercise(name, seed=seed)
+        plain = [d for d in ex.diagnosers if d.when is None]
+        for i, a in enumerate(plain):
+            for b in plain[i + 1:]:
+                if a.part != b.part or a.message == b.message:
+                    continue
+                form = ex.form if a.part is None else ex.form.parts[a.part][1]
+                if form.same(a.value, b.value):
+                    assert a.variant is not None and b.variant is not None, (name, seed, a.key, b.key)
+                    assert torch.allclose(a.variant, b.variant), (name, seed, a.key, b.key)
