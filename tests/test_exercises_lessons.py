@@ -259,3 +259,14 @@ def test_the_answer_box_reads_the_new_forms_as_typed():
             assert exercise_view(exercise(name), {}).check_typed(text)[0].startswith("Correct!"), (name, text)
     box = exercise_view(exercise("fix_training_step"), {"mine": fixed})
     assert box.check_typed("mine")[0].startswith("Correct!")
+
+
+def test_the_magic_gives_the_new_exercises_and_their_variants(ip):
+    from IPython.utils.capture import capture_output
+
+    for name in NEW:
+        with capture_output() as shown:
+            ip.run_line_magic("exercise", f"{name} --seed 6")
+        text = "".join(o.data.get("text/plain", "") for o in shown.outputs)
+        assert f"Exercise {name} (seed 6): " in text
+        assert exercise(name, seed=6).setup.splitlines()[0] in text
