@@ -57,10 +57,13 @@ def __dir__():
 
 
 def load_ipython_extension(shell) -> None:
-    """Called by ``%load_ext autograd_lab``: register the magics."""
+    """Called by ``%load_ext autograd_lab``: register the magics, and install the recording's
+    registry (autograd_lab/stepper/registry.py: it wraps four of torch's methods)."""
     from .magics import register
+    from .stepper.registry import install
 
     register(shell)
+    install()
 
 
 def unload_ipython_extension(shell) -> None:
@@ -71,3 +74,6 @@ def unload_ipython_extension(shell) -> None:
     if view is not None:
         view.explain_errors(False)
     unregister(shell)
+    registry = sys.modules.get("autograd_lab.stepper.registry")
+    if registry is not None:
+        registry.uninstall()  # torch's own methods back

@@ -31,6 +31,7 @@ import torch
 
 import autograd_lab
 from autograd_lab.graph import snapshot, walk
+from autograd_lab.stepper.registry import TorchRegistration, install
 
 import families
 
@@ -67,7 +68,8 @@ def bare_hooks(leaves, loss):
         was = gc.isenabled()
         gc.disable()
         try:
-            handles = [fn.register_hook(hook) for fn, _ in walk(loss)]
+            with TorchRegistration():  # torch's own registration, as the trace registers its hooks
+                handles = [fn.register_hook(hook) for fn, _ in walk(loss)]
             try:
                 torch.autograd.backward(loss, retain_graph=True)
             finally:
@@ -165,6 +167,9 @@ def measure(family: families.Family) -> str:
 
 def main():
     print(common.machine())
+    # as %load_ext does at the top of a notebook: the lab's registry is in place before the models
+    # are built, so their nodes are known to carry no hook of the learner's (registry.py)
+    install()
     start = time.perf_counter()
     lines = [measure(f) for f in families.FAMILIES]
     print(f"\n(bench_families took {time.perf_counter() - start:.0f} s)")

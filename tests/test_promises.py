@@ -13,8 +13,12 @@ from torch.utils.checkpoint import checkpoint
 
 import autograd_lab as al
 from autograd_lab.errors import LabInputError
+from autograd_lab.stepper import registry
+from autograd_lab.stepper.registry import STATE, install, uninstall
 from helpers import hooks_on, walk
 
+ORIGINAL_REGISTER = torch.Tensor.__dict__["register_hook"] if not STATE.installed else None  # torch's own
+ORIGINAL_NODE_REGISTER = torch.autograd.Function._register_hook if not STATE.installed else None
 LIMIT = 100_000  # bytes of text + HTML in one output
 
 
@@ -411,8 +415,11 @@ def sizes(stepper) -> list[int]:
 
 @pytest.mark.parametrize("kind", list(ZOO))
 def test_promise(kind):
-    case = ZOO[kind]()
     assert len(ZOO) >= 30
+    check(ZOO[kind]())
+
+
+def check(case: Case):
     before = learner_state(case)
     anomaly = torch.autograd.set_detect_anomaly(True) if getattr(case, "anomaly", False) else None
     try:
@@ -445,6 +452,35 @@ def test_promise(kind):
         got = got.to_dense() if got.layout != torch.strided else got
         want = want.to_dense() if want.layout != torch.strided else want
         torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("kind", ["retained in a closure", "retained module attribute", "tensor hook", "leaf hook",
+                                  "node pre-hook", "node post-hook", "module pre-hook", "checkpoint"])
+def test_the_registry_finds_what_was_made_before_the_lab_was_installed_and_after(kind):
+    uninstall()
+    assert "retain_grad" not in torch.Tensor.__dict__  # torch's own methods are back
+    assert torch.autograd.Function._register_hook is (ORIGINAL_NODE_REGISTER or registry._TORCH_NODE_REGISTER)
+    early = ZOO[kind]()  # before install: found by its one pass over the kernel's objects
+    install()
+    late = ZOO[kind]()  # after: found by the wrappers
+    check(early)
+    check(late)
+
+
+def test_the_lab_wraps_only_while_installed_and_registers_nothing_of_its_own():
+    install()
+    assert torch.Tensor.retain_grad is not torch._C.TensorBase.retain_grad
+    x = leaf(1., 2.)
+    y = x.exp()
+    al.trace(y.sum(), names={})
+    assert not any(STATE.node_hooks)  # the recording's own node hooks are not the learner's
+    h = y.grad_fn.register_prehook(lambda g: None)
+    assert any(STATE.node_hooks)
+    h.remove()
+    uninstall()
+    assert torch.Tensor.register_hook is (ORIGINAL_REGISTER or registry._TORCH_REGISTER) and not STATE.installed
+    al.trace(y.sum(), names={})  # the next use installs again
+    assert STATE.installed
 
 
 def test_an_in_place_hook_does_not_rewrite_what_earlier_steps_recorded():

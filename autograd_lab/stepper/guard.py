@@ -3,10 +3,12 @@ the learner's changes: every .grad the run would write (leaves, and retain_grad(
 they are held), post-accumulate-grad hooks (an optimizer step inside backward), module buffers a
 checkpoint's recomputation would move, and the random-number state.
 
-retain_grad() tensors cannot be found from the graph (a node does not know the tensors it made), so
-they are found among the objects the garbage collector tracks: one pass, filtered in C (about
-0.1 microsecond per object: some 50 ms in a kernel holding half a million objects). The same pass
-finds the learner's tensor hooks and whether a non-reentrant checkpoint is alive."""
+retain_grad() tensors and the learner's hooks cannot be found from the graph (a node does not know
+the tensors it made, and torch shows a node's pre-hooks only to whoever registers one), and a pass
+over every object of the kernel at every recording costs 30 to 60 ms. So the lab keeps a registry,
+filled by wrappers installed once, when it is first used (%load_ext or the first trace()), and
+seeded then by one pass over the objects the garbage collector tracks (registry.py says what is
+wrapped). A recording then looks only at what the registry holds."""
 from __future__ import annotations
 
 import gc
@@ -14,52 +16,81 @@ from collections import OrderedDict
 from itertools import compress
 
 import torch
-from torch.utils.checkpoint import _CheckpointFrame
 
 from ..graph import Graph
+from .registry import STATE, install, uninstall
 
+__all__ = ["Found", "SetAside", "install", "kept_buffers", "put_back", "uninstall"]
 REENTRANT = "CheckpointFunctionBackward"
 
 
 class Found:
-    """What one pass over the kernel's objects found that a recording of graph must look after."""
+    """What the registry knows that a recording of graph must look after: retained and hooked tensors
+    of the graph, whether a non-reentrant checkpoint recomputes part of it (then every module, for
+    their buffers), and which nodes may carry the learner's node hooks (probe())."""
 
-    __slots__ = ("retained", "hooked", "modules", "checkpoint")
+    __slots__ = ("checkpoint", "hooked", "modules", "probe_all", "retained")
 
     def __init__(self, graph: Graph):
+        install()
         fns = graph._by_fn
-        leaves = {id(n.leaf) for n in graph.nodes if n.leaf is not None}
-        self.retained: list[torch.Tensor] = []
+        self.retained = [t for t in STATE.retained if t.grad_fn in fns and t.retains_grad]
         self.hooked: list[torch.Tensor] = []  # tensors of the graph with the learner's hooks
-        self.modules: list[torch.nn.Module] = []
-        self.checkpoint = False
-        tensor, module = torch.Tensor, torch.nn.Module
-        for o in _tensors_and_modules():
-            kind = type(o)
-            if issubclass(kind, tensor):
-                if not o.requires_grad:
-                    continue
-                fn = o.grad_fn
-                mine = (fn in fns) if fn is not None else id(o) in leaves
-                if not mine:
-                    continue
-                if fn is not None and o.retains_grad:
-                    self.retained.append(o)
-                if o._backward_hooks:
-                    self.hooked.append(o)
-            elif issubclass(kind, module):
-                self.modules.append(o)
-            else:
-                self.checkpoint = True
+        hooked = [t for t in STATE.hooked if t._backward_hooks and t.requires_grad]
+        if hooked:
+            leaves = {id(n.leaf) for n in graph.leaves()}
+            self.hooked = [t for t in hooked if (t.grad_fn in fns if t.grad_fn is not None else id(t) in leaves)]
+        self.checkpoint = _checkpointed(graph)
+        self.modules = _modules() if self.checkpoint else []
+        # a node hook registered since the lab was installed, still in place somewhere
+        self.probe_all = any(STATE.node_hooks)
+
+    def probe(self, node) -> bool:
+        """Whether node may carry a node hook of the learner's: one was registered since the lab was
+        installed and is still in place, or node was made before (its hooks were not seen)."""
+        if self.probe_all:
+            return True
+        if node.is_accumulator:
+            return node.leaf in STATE.old_leaves
+        return node.seq < STATE.before_seq
 
 
-def _tensors_and_modules() -> list:
-    """Every tensor, module and checkpoint frame the collector tracks. The filtering runs in C
-    (map, set, compress): a Python test per object would cost a second on a big kernel."""
+def _checkpointed(graph: Graph) -> bool:
+    """Whether a value the graph saved is held by a live non-reentrant checkpoint (reading it, or
+    running backward, runs that checkpoint's forward again). Looked for only while a checkpoint
+    frame is alive anywhere, which the registry knows without a scan."""
+    if not any(True for _ in STATE.frames):
+        return False
+    for node in graph.nodes:
+        fn = node.fn
+        for attr in _raw_attrs(fn):
+            try:
+                saved = getattr(fn, attr)
+            except RuntimeError:  # freed by an earlier backward
+                continue
+            for value in saved if isinstance(saved, (tuple, list)) else (saved,):
+                hook = getattr(value, "unpack_hook", None)
+                if hook is not None and getattr(hook, "__module__", "") == "torch.utils.checkpoint":
+                    return True
+    return False
+
+
+_raw_by_type: dict[type, tuple[str, ...]] = {}
+
+
+def _raw_attrs(fn) -> tuple[str, ...]:
+    attrs = _raw_by_type.get(type(fn))
+    if attrs is None:
+        attrs = _raw_by_type[type(fn)] = tuple(a for a in dir(fn) if a.startswith("_raw_saved_"))
+    return attrs
+
+
+def _modules() -> list:
+    """Every module in the kernel (one pass, filtered in C): only for a checkpointed graph, whose
+    recomputation may call any of them."""
     objects = gc.get_objects()
     kinds = list(map(type, objects))
-    wanted = {k for k in set(kinds)
-              if k is _CheckpointFrame or issubclass(k, (torch.Tensor, torch.nn.Module))}
+    wanted = {k for k in set(kinds) if issubclass(k, torch.nn.Module)}
     return list(compress(objects, map(wanted.__contains__, kinds)))
 
 
@@ -77,7 +108,7 @@ class SetAside:
     """
 
     def __init__(self, graph: Graph, found: Found):
-        self.leaves = [n.leaf for n in graph.leaves()]
+        self.leaves: list = [n.leaf for n in graph.leaves()]
         self.found = found
 
     def __enter__(self):
@@ -91,18 +122,18 @@ class SetAside:
         # A non-reentrant checkpoint runs its forward again inside backward: batch norm's running
         # statistics would move. Keep every buffer's value and version to put them back.
         self.buffers = kept_buffers(found) if found.checkpoint else []
-        for leaf, hooks in zip(leaves, self.post_hooks):
+        for leaf, hooks in zip(leaves, self.post_hooks, strict=True):
             leaf.grad = None
             if hooks:
                 leaf._post_accumulate_grad_hooks = OrderedDict()
         return self
 
     def __exit__(self, *exc):
-        for leaf, g, hooks in zip(self.leaves, self.leaf_grads, self.post_hooks):
+        for leaf, g, hooks in zip(self.leaves, self.leaf_grads, self.post_hooks, strict=True):
             leaf.grad = g
             if hooks:
                 leaf._post_accumulate_grad_hooks = hooks
-        for t, g in zip(self.found.retained, self.retained_grads):
+        for t, g in zip(self.found.retained, self.retained_grads, strict=True):
             t.grad = g
         put_back(self.buffers)
         torch.set_rng_state(self.rng)

@@ -23,7 +23,9 @@ from ..tensors import KEEP_WHOLE, keep
 from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, reentrant_checkpoint
 
 __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
-from .guard import Found, SetAside
+from .guard import Found, SetAside, install
+from .ready import Replay
+from .registry import TorchRegistration
 from .hooks import HookFailed, LearnerHooks
 
 
@@ -45,7 +47,7 @@ class Step:
     @property
     def ready(self) -> tuple:
         """The nodes that were ready to run when this one was picked (itself included)."""
-        return self.trace.ready_sets()[self.index]
+        return self.trace.ready_at(self.index)
 
     @property
     def leaf(self) -> torch.Tensor | None:
@@ -64,7 +66,7 @@ class Trace:
     graph: Graph = field(repr=False)
     steps: list[Step]
     names: Mapping = field(default_factory=dict, repr=False)
-    _ready: list | None = field(default=None, repr=False)
+    _ready: Replay | None = field(default=None, repr=False)
     hooks_ran: list = field(default_factory=list, repr=False)  # (node, "your hook h on y") in run order
     applied: bool = False  # the recording was the learner's own backward (.grad written)
 
@@ -81,11 +83,17 @@ class Trace:
                 return step.grad_outputs[0]
         return None
 
-    def ready_sets(self) -> list[tuple]:
-        """Before each step, the nodes that were ready: the engine's bookkeeping replayed, once."""
+    def ready_at(self, index: int) -> tuple:
+        """Before step index (0-based), the nodes that were ready: replayed only as far as asked."""
         if self._ready is None:
-            self._ready = _replay_ready(self.graph, self.steps)
-        return self._ready
+            self._ready = Replay(self.graph, self.steps)
+        return self._ready.at(index)
+
+    def ready_sets(self) -> list[tuple]:
+        """Before each step, the nodes that were ready: the engine's bookkeeping replayed."""
+        if self._ready is None:
+            self._ready = Replay(self.graph, self.steps)
+        return self._ready.all()
 
     def apply(self, retain_graph: bool = False) -> None:
         """Accumulate into .grad for real, as output.backward(gradient) does (once: a trace recorded
@@ -119,6 +127,7 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     """
     if names is None:
         names = caller_names()
+    install()
     what = label or name_in(names, output) or "the output"
     gradient = check_input(output, gradient, what)
     # A recording makes a few objects per node and no garbage: the cyclic collector, which would
@@ -172,17 +181,20 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
 
     handles, node_dicts = [], []
     try:
-        for node in graph.nodes:
-            handle = node.fn.register_hook(recorder(node))
-            handles.append(handle)
-            posts = handle.hooks_dict_ref()
-            if len(posts) > 1:
-                node_dicts.append((node, posts, handle.id))
-            probe = node.fn.register_prehook(_noop)
-            pres = probe.hooks_dict_ref()
-            probe.remove()
-            if pres:
-                node_dicts.append((node, pres, None))
+        with TorchRegistration():  # the lab's own hooks stay out of the registry
+            for node in graph.nodes:
+                handle = node.fn.register_hook(recorder(node))
+                handles.append(handle)
+                if not found.probe(node):  # no node hook of the learner's can be there
+                    continue
+                posts = handle.hooks_dict_ref()
+                if len(posts) > 1:
+                    node_dicts.append((node, posts, handle.id))
+                probe = node.fn.register_prehook(_noop)
+                pres = probe.hooks_dict_ref()
+                probe.remove()
+                if pres:
+                    node_dicts.append((node, pres, None))
         kept_leaf_grads = [leaf.grad for leaf in leaves]
         with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
@@ -235,20 +247,3 @@ def _copies(grads: tuple, limit: int | None = KEEP_WHOLE) -> tuple:
 def _small(grads: tuple) -> tuple:
     """The gradients as kept in a step: references, except big ones, which become summaries."""
     return tuple(keep(g) for g in grads)
-
-
-def _replay_ready(graph: Graph, steps: list[Step]) -> list[tuple]:
-    """Replay the engine's bookkeeping: before each step, which nodes had all their gradients."""
-    waiting = graph.dependencies()
-    ready = {graph.root}
-    out = []
-    for step in steps:
-        out.append(tuple(sorted(ready, key=lambda n: -n.seq)))
-        ready.discard(step.node)
-        for child, _ in step.node.next:
-            if child is None:
-                continue
-            waiting[child] -= 1
-            if waiting[child] == 0:
-                ready.add(child)
-    return out

@@ -14,7 +14,6 @@ from ..names import caller_names, name_in
 from .trace import Trace, trace as record
 from .live_view import RELEASED, Released, release_widget, supersede
 
-
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
 
 
@@ -148,7 +147,8 @@ class Stepper(View):
         import ipywidgets as w
 
         n = len(self.trace.steps)
-        self._image = w.Image(format="png", layout=w.Layout(max_width="560px"))
+        # the full width of the output: at a fixed cap the graph's labels shrank below body text
+        self._image = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self._image.add_class("agl-figure")
         self._panel = w.HTML()
         self._panel.add_class("agl-step-panel")
@@ -212,9 +212,7 @@ class Stepper(View):
 
     def panel(self) -> str:
         """The current step's panel as plain text."""
-        if self.released:
-            return RELEASED
-        return panel_text(self.trace, self.index)
+        return RELEASED if self.released else panel_text(self.trace, self.index)
 
 
 def step(output, gradient=None, predict: bool = False, apply: bool = False,
