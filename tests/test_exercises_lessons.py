@@ -270,3 +270,15 @@ def test_the_magic_gives_the_new_exercises_and_their_variants(ip):
         text = "".join(o.data.get("text/plain", "") for o in shown.outputs)
         assert f"Exercise {name} (seed 6): " in text
         assert exercise(name, seed=6).setup.splitlines()[0] in text
+
+
+def test_confirm_on_a_code_task_runs_the_last_function_beside_what_is_wanted():
+    ex = exercise("fix_training_step")
+    assert "none yet" in ex.confirm().text
+    ex.check(variant())
+    text = ex.confirm().text
+    assert "your last function: the state's graph has 4, 7, 10" in text
+    assert "wanted: the state's graph keeps one size from step to step; w ends where" in text
+    assert exercise("straight_through").check(lambda x: x * 2).message == (
+        "Incorrect. What your code does: its values are not the ones asked for, and the gradient that reaches x "
+        "is not all ones.")

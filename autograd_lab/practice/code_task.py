@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import torch
 
+from . import progress
 from .checking import NOT_ATTEMPTED, Placeholder, Result, WrongForm
-from .exercise import Exercise
+from .exercise import Exercise, Note
 from .forms import Form
 
 
@@ -54,7 +55,7 @@ class CodeForm(Form):
 
     def explain(self, value, expected) -> str | None:
         describe = getattr(value, "describe", None)
-        return describe() if describe else None
+        return f"What your code does: {describe()}." if describe else None
 
 
 @dataclass
@@ -63,6 +64,18 @@ class CodeExercise(Exercise):
 
     kind: str = "what your code does"
     predicts: bool = False
+
+    def confirm(self) -> Note:
+        """After a check: what your last function did beside what the task asks for."""
+        progress.record_confirm(self.name)
+        wanted = f"wanted: {self.expected.describe()}"
+        if self.last_answer is None:
+            return Note("Confirmed by running it", f"Your function: none yet (check one first).\n{wanted}")
+        try:
+            did = f"your last function: {self.form.read(self.last_answer).describe()}"
+        except WrongForm as err:
+            did = f"your last function: {err}"
+        return Note("Confirmed by running it", f"{did}\n{wanted}")
 
     def _verdict(self, answer) -> Result:
         if callable(answer) and not isinstance(answer, (torch.Tensor, Placeholder)) and uses_blank(answer):

@@ -29,8 +29,8 @@ class Behaviour:
     def describe(self) -> str:
         grads = {"right": "all ones", "zeros": "all zeros", "none": "None (no path from x)",
                  "no_graph": "missing (the result does not require grad)", "other": "not all ones"}
-        return (f"What your function does: its values are {'right' if self.values else 'not the ones asked for'}, "
-                f"and the gradient that reaches x is {grads[self.grad]}.")
+        return (f"its values are {'right' if self.values else 'not the ones asked for'}, and the gradient that "
+                f"reaches x is {grads[self.grad]}")
 
 
 def samples(seed) -> list[torch.Tensor]:

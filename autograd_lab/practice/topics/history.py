@@ -160,9 +160,11 @@ class Training:
     sizes: tuple = field(default=(), compare=False)
 
     def describe(self) -> str:
-        sizes = ", ".join(map(str, self.sizes))
-        return (f"What your step does: the state's graph has {sizes} nodes after each step; w "
-                f"{'ends' if self.trains else 'does not end'} where the training should take it.")
+        if self.error:
+            return f"a step fails ({self.error.replace('_', ' ')})"
+        sizes = (f"has {', '.join(map(str, self.sizes))} nodes after each step" if self.sizes else
+                 "keeps one size from step to step" if not self.grows else "grows with every step")
+        return f"the state's graph {sizes}; w {'ends' if self.trains else 'does not end'} where the training takes it"
 
 
 def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
