@@ -7,7 +7,8 @@ import torch
 from ..graph import Node, label_of
 from ..format import fmt as _fmt, table
 from ..text import esc, html_table
-from .rules import formula
+from .recompute import recomputations
+from .rules import formula, learner_function
 from .trace import Step, Trace
 
 # Bounds that keep every output small whatever the graph: a walk longer than ROWS shows HEAD steps,
@@ -59,7 +60,55 @@ def walk_rows(trace: Trace, shown: int, first: int = 0):
 
 
 def _row(s: Step) -> list[str]:
-    return [str(s.index + 1), s.node.title, arriving(s), sent_on(s)]
+    return [str(s.index + 1), step_title(s), arriving(s), sent_on(s)]
+
+
+def step_title(step: Step) -> str:
+    """The node's name in the walk, with its marks: the learner's own backward, and the step at
+    which a checkpoint's forward ran again."""
+    marks = []
+    if learner_function(step.node) is not None:
+        marks.append("your backward")
+    if step.trace is not None and step.index in recomputations(step.trace):
+        marks.append("recomputed here")
+    return step.node.title + "".join(f" [{m}]" for m in marks)
+
+
+def own_backward_line(trace: Trace) -> str | None:
+    """Which steps ran the learner's own torch.autograd.Function backward."""
+    found: dict[str, list[int]] = {}
+    for step in trace.steps:
+        cls = learner_function(step.node)
+        if cls is not None:
+            found.setdefault(f"{step.node.title} is {cls.__name__}.backward", []).append(step.index + 1)
+    if not found:
+        return None
+    parts = [f"{what} (step{'s' if len(at) > 1 else ''} {', '.join(_first([str(i) for i in at], 5))})"
+             for what, at in found.items()]
+    return ("your backward: " + "; ".join(_first(parts)) + ". The engine called it with the gradient "
+            "arriving and sent on what it returned (your torch.autograd.Function is one node)")
+
+
+def recompute_line(trace: Trace) -> str | None:
+    """Where each non-reentrant checkpoint ran its forward again."""
+    found = sorted(recomputations(trace).values(), key=lambda r: r.index)
+    if not found:
+        return None
+    at = _first([f"step {r.index + 1} ({trace.steps[r.index].node.title}) ran the forward of {r.which}"
+                 for r in found])
+    return ("recomputed here: " + "; ".join(at) + ". torch.utils.checkpoint(use_reentrant=False) kept no "
+            "values of that forward; the first node to unpack one ran the forward again through saved-tensor "
+            "hooks, which adds no nodes to the graph")
+
+
+def recompute_note(trace: Trace, step: Step) -> str | None:
+    """The panel's words for the step that ran a checkpoint's forward again."""
+    found = recomputations(trace).get(step.index)
+    if found is None:
+        return None
+    return (f"unpacking what this node saved ran the forward of {found.which} again "
+            f"(torch.utils.checkpoint, use_reentrant=False, kept none of its values); the recomputation "
+            f"runs through saved-tensor hooks and adds no nodes")
 
 
 def _window(trace: Trace, shown: int, index: int):
@@ -120,7 +169,7 @@ def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = Non
         named = [f"{s.node.label or 'leaf ' + str(s.node.id)}: {fmt(s.grad_outputs[0])}" for s in leaves[:20]]
         lines.append("gradients for the leaves: " + "; ".join(named) + (
             f"; and {len(leaves) - 20} more (trace.grad(leaf) gives each)" if len(leaves) > 20 else ""))
-    for extra in (hooks_line(trace), meta_line(trace)):
+    for extra in (own_backward_line(trace), recompute_line(trace), hooks_line(trace), meta_line(trace)):
         if extra:
             lines.append(extra)
     return "\n".join(lines)
@@ -137,7 +186,8 @@ def walk_html(trace: Trace, title: str, index: int, hide_after: int | None = Non
     shown = len(trace.steps) if hide_after is None else hide_after
     rows, current = _window(trace, shown, index)
     html = html_table(HEADERS, rows, caption=title, highlight={current} if current is not None else set())
-    for extra in (_rest_note(trace, shown), hooks_line(trace), meta_line(trace)):
+    for extra in (_rest_note(trace, shown), own_backward_line(trace), recompute_line(trace), hooks_line(trace),
+                  meta_line(trace)):
         if extra:
             html += f"<p>{esc(extra)}</p>"
     if shown < len(trace.steps):
@@ -182,7 +232,7 @@ def panel_lines(trace: Trace, index: int, reveal: bool = True) -> list[tuple[str
                                     f"(d output / d output).")]
     step = trace.steps[index - 1]
     node: Node = step.node
-    lines = [(f"Step {index} of {n}: {node.title}", ""),
+    lines = [(f"Step {index} of {n}: {step_title(step)}", ""),
              ("rule", formula(node, name_of_saved(trace))),
              ("arriving", arriving(step))]
     if reveal:
@@ -195,6 +245,9 @@ def panel_lines(trace: Trace, index: int, reveal: bool = True) -> list[tuple[str
     elif saved:
         label = name_of_saved(trace)
         lines.append(("saved", ", ".join(_first([f"{k}={label(v) or fmt(v)}" for k, v in saved]))))
+    again = recompute_note(trace, step)
+    if again:
+        lines.append(("recomputed here", again))
     mine = [what for node_, what in trace.hooks_ran if node_ is node]
     if mine:
         lines.append(("your hooks", "; ".join(_first(list(dict.fromkeys(mine))))))

@@ -117,7 +117,33 @@ RULES: dict[str, Rule] = {
 }
 
 
+def learner_function(node: Node) -> type | None:
+    """The learner's own torch.autograd.Function class behind a node, or None. torch's own Python
+    Functions (a module's backward hook, a reentrant checkpoint) are not the learner's.
+
+    >>> class Twice(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g * 2
+    >>> from autograd_lab.graph import snapshot
+    >>> learner_function(snapshot(Twice.apply(torch.ones(1, requires_grad=True))).root).__name__
+    'Twice'
+    """
+    cls = getattr(node.fn, "_forward_cls", None)
+    if cls is None or not isinstance(node.fn, torch.autograd.function.BackwardCFunction):
+        return None
+    return None if (getattr(cls, "__module__", None) or "").split(".")[0] == "torch" else cls
+
+
 def rule_for(node: Node) -> Rule:
+    cls = learner_function(node)
+    if cls is not None:
+        # the engine calls the learner's code itself: there is no formula of ours to show or check
+        return Rule(f"your backward: the engine called {cls.__name__}.backward(ctx, grad) with the gradient "
+                    f"arriving")
     return RULES.get(node.name) or Rule(
         f"to each input: grad times the local derivative of {op_name(node.name)}, by PyTorch's own "
         f"formula for {op_name(node.name)}")
@@ -135,6 +161,11 @@ def formula(node: Node, name_of: Callable[[object], str | None]) -> str:
     name_of gives the learner's name for a saved tensor, or None. An input that needs no gradient
     is marked as the place where backprop stops."""
     rule = rule_for(node)
+    if learner_function(node) is not None:
+        return "\n".join([rule.formula] + [
+            f"to {_input_name(node, i)}: " + ("what your backward returned for it" if child is not None
+                                               else "nothing (needs no gradient: backprop stops here)")
+            for i, (child, _) in enumerate(node.next)])
     fields = {f for _, f, _, _ in Formatter().parse(rule.formula) if f}
     positions = _ADDMM_INPUTS if node.name == "AddmmBackward0" else _INPUTS
     values = {}
@@ -194,7 +225,7 @@ def apply_rule(node: Node, grad) -> tuple | None:
     rule = rule_for(node)
     if not rule.compute or not isinstance(grad, torch.Tensor):
         return None
-    shaped = []
+    shaped: list = []
     for compute, (child, _) in zip(rule.compute, node.next):
         if child is None:  # no gradient is wanted there, and the node may not have saved what it needs
             shaped.append(None)

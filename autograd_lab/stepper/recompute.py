@@ -1,0 +1,147 @@
+"""Where a non-reentrant checkpoint ran its forward again during a recorded backward.
+
+torch.utils.checkpoint(fn, ..., use_reentrant=False) keeps none of fn's activations: while fn runs,
+a saved-tensor hook packs every value a node saves as an empty holder. The first time the backward
+unpacks one of those holders, the hook runs fn's forward again and fills them all; this adds no
+node to the graph. So the step that recomputed a checkpoint is the first one, in the engine's order,
+whose node saved a holder of that checkpoint: a node unpacks what it saved when it runs.
+
+The holders are read as packed (SavedTensor.data), never unpacked: unpacking would run the forward
+once more. After a backward that freed the graph (--apply) the holders are gone, and nothing is
+marked."""
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from torch.utils.checkpoint import _CheckpointFrame, _Holder
+
+from ..names import name_in
+
+_attrs_by_type: dict[type, tuple[str, ...]] = {}
+_found: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class Recompute:
+    index: int  # the step (0-based, engine order) whose node unpacked the checkpoint's first value
+    number: int  # which checkpoint, counted in forward order from 1
+    count: int  # how many checkpoints the graph has
+    function: str | None  # the name of the function the checkpoint wraps, when it has one
+
+    @property
+    def which(self) -> str:
+        fn = f" of {self.function}" if self.function else ""
+        return f"checkpoint {self.number} of {self.count}{fn}" if self.count > 1 else f"the checkpoint{fn}"
+
+
+def recomputations(trace: Any) -> dict[int, Recompute]:
+    """{step index: Recompute} for each non-reentrant checkpoint of a recorded backward, computed
+    once per trace.
+
+    >>> import torch
+    >>> from torch.utils.checkpoint import checkpoint
+    >>> from autograd_lab import trace
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> t = trace(checkpoint(torch.sin, x, use_reentrant=False).sum(), names={})
+    >>> [(t.steps[i].name, r.which) for i, r in recomputations(t).items()]
+    [('SinBackward0', 'the checkpoint of sin')]
+    """
+    try:
+        return _found[trace]
+    except (KeyError, TypeError):
+        pass
+    found = first_unpacks([step.node for step in trace.steps], getattr(trace, "names", None)) if _frames_alive(
+        trace) else {}
+    with contextlib.suppress(TypeError):  # an object that cannot be weakly referenced: computed again
+        _found[trace] = found
+    return found
+
+
+def _frames_alive(trace: Any) -> bool:
+    """Whether a checkpoint may hold values of the trace (else its nodes need no scan: some 10 ms per
+    thousand nodes). Told by the trace, or by the lab's registry of live checkpoint frames."""
+    told = getattr(trace, "checkpointed", None)
+    if told is not None:
+        return bool(told)
+    try:
+        from .registry import STATE
+    except ImportError:
+        return True
+    frames = getattr(STATE, "frames", None)
+    return frames is None or any(True for _ in frames)
+
+
+def first_unpacks(nodes: Sequence, names: Mapping | None = None) -> dict[int, Recompute]:
+    """For nodes in the engine's order: {position: Recompute} of the first node holding each
+    checkpoint's values. names (the learner's) name a checkpointed module."""
+    first: dict[Any, int] = {}
+    seqs: dict[Any, int] = {}
+    frames: dict[Any, Any] = {}
+    for position, node in enumerate(nodes):
+        for saved in _raw_saved(node.fn):
+            hook = saved.unpack_hook
+            if hook is None:  # no saved-tensor hook packed it (most nodes): cheaper than reading .data
+                continue
+            try:
+                packed = saved.data
+            except RuntimeError:  # released by a backward: nothing can be told
+                continue
+            if not isinstance(packed, _Holder):
+                continue
+            key, frame = _frame(hook)
+            first.setdefault(key, position)
+            seqs[key] = min(seqs.get(key, node.seq), node.seq)
+            frames[key] = frame
+    in_forward = sorted(first, key=lambda k: seqs[k])
+    return {first[key]: Recompute(first[key], in_forward.index(key) + 1, len(first), _function_name(frames[key], names))
+            for key in first}
+
+
+def _raw_saved(fn: Any) -> list:
+    """The node's SavedTensor objects, packed as they are (lists of them flattened)."""
+    attrs = _attrs_by_type.get(type(fn))
+    if attrs is None:
+        attrs = _attrs_by_type[type(fn)] = tuple(a for a in dir(fn) if a.startswith("_raw_saved_"))
+    out: list = []
+    for attr in attrs:
+        try:
+            value = getattr(fn, attr)
+        except RuntimeError:  # freed
+            continue
+        if isinstance(value, (list, tuple)):
+            out.extend(v for v in value if v is not None)
+        elif value is not None:
+            out.append(value)
+    return out
+
+
+def _frame(hook: Any) -> tuple[Any, Any]:
+    """(a key that is the same for every holder of one checkpoint, its frame or None): the
+    checkpoint's unpack hook is one function per checkpoint, closing over its frame."""
+    for cell in getattr(hook, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, _CheckpointFrame):
+            return value, value
+    return hook, None
+
+
+def _function_name(frame: Any, names: Mapping | None) -> str | None:
+    """The name of the function a checkpoint wraps (its recompute function closes over it)."""
+    recompute: Any = getattr(frame, "recompute_fn", None)
+    code = getattr(recompute, "__code__", None)
+    if code is None or not recompute.__closure__:
+        return None
+    cells = dict(zip(code.co_freevars, recompute.__closure__, strict=True))
+    try:
+        fn = cells["fn"].cell_contents
+    except (KeyError, ValueError):
+        return None
+    name = name_in(names, fn) or getattr(fn, "__name__", None) or type(fn).__name__
+    return None if name == "<lambda>" else name
