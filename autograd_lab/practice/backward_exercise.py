@@ -44,13 +44,15 @@ class BackwardForm(Form):
                     f"fails on input {', '.join(failed)}: your backward must be linear in grad_output "
                     "(grad_output times something that does not depend on it).")
         i, k = wrong[0]
-        case, mine, right = self.cases[i], value.grads[i][k], expected.grads[i][k]
-        at = tuple(int(j) for j in torch.nonzero(~torch.isclose(mine, right, 1e-5, 1e-8))[0].tolist())
+        case = self.cases[i]
+        got: torch.Tensor = value.grads[i][k]
+        want: torch.Tensor = expected.grads[i][k]
+        at = tuple(int(j) for j in torch.nonzero(~torch.isclose(got, want, 1e-5, 1e-8))[0].tolist())
         fd = numeric_vjp(self.op.fn, case.inputs, case.grad_output)[k]
         cases_wrong = len({c for c, _ in wrong})
         return (f"Your gradient for {names[k]} is wrong on {cases_wrong} of {n} inputs. On input {i + 1} "
-                f"({case.describe(names)}), at index {list(at)}: yours is {number(float(mine[at]))}, the "
-                f"engine's (torch.autograd.grad) is {number(float(right[at]))}, finite differences give "
+                f"({case.describe(names)}), at index {list(at)}: yours is {number(float(got[at]))}, the "
+                f"engine's (torch.autograd.grad) is {number(float(want[at]))}, finite differences give "
                 f"{number(float(fd[at]))}.")
 
 
