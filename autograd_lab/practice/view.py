@@ -6,47 +6,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..display import ModelView, View, evaluate_typed
+from ..display import ModelView, evaluate_typed
 from . import bank, faces, report
 from .checking import ____, Result
 from .exercise import Exercise
 
 
-class PlainFace:
-    """Shown in a notebook as text/plain only, as the model it stands for was (the lessons store
-    that face); html() is there for the widgets and for static pages that ask for it."""
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display({"text/plain": self.text()}, raw=True)  # type: ignore[attr-defined]
-
-
-class ExercisePage(PlainFace, ModelView):
+class ExercisePage(ModelView):
     """An exercise as autograd_lab.exercise() returns it: its statement as faces, and everything
     else (check, hint, solution, expected, ...) from the exercise itself."""
 
     model: Exercise
-
-    def __init__(self, ex: Exercise):
-        self.model = ex
+    text_face = staticmethod(faces.exercise_text)
+    html_face = staticmethod(faces.statement_html)
 
     @property
     def exercise(self) -> Exercise:
         return self.model
 
-    def text(self) -> str:
-        return faces.exercise_text(self.model)
-
-    def html(self) -> str:
-        return faces.statement_html(self.model)
-
 
 class ExerciseView(ExercisePage):
     """An exercise shown with an answer box; the box is evaluated in `names` (the learner's
     namespace). ``parts`` maps each control's CSS class to the control, once the widget is built."""
-
-    _ipython_display_ = View._ipython_display_  # the widget, with both static faces
 
     def __init__(self, ex: Exercise, names: Mapping | None = None):
         super().__init__(ex)
@@ -120,35 +101,21 @@ def _inside(example: str) -> str:
     return example[len(prefix):-1] if example.startswith(prefix) and example.endswith(")") else example
 
 
-class CatalogView(PlainFace, ModelView):
+class CatalogView(ModelView):
     """The list of exercises as exercises() returns it: indexing and iteration give the entries."""
 
     model: bank.Catalog
-
-    def __init__(self, entries: bank.Catalog):
-        self.model = entries
-
-    def text(self) -> str:
-        return faces.catalog_text(self.model)
-
-    def html(self) -> str:
-        return faces.catalog_html(self.model)
+    text_face = staticmethod(faces.catalog_text)
+    html_face = staticmethod(faces.catalog_html)
 
 
-class ProgressView(PlainFace, ModelView):
+class ProgressView(ModelView):
     """The progress table as progress() returns it; ``to_dict()``, ``passed``, ``status(name)`` go
     through to the report."""
 
     model: report.Progress
-
-    def __init__(self, progress: report.Progress):
-        self.model = progress
-
-    def text(self) -> str:
-        return faces.progress_text(self.model)
-
-    def html(self) -> str:
-        return faces.progress_html(self.model)
+    text_face = staticmethod(faces.progress_text)
+    html_face = staticmethod(faces.progress_html)
 
 
 def exercise(name: str, seed: int | None = None) -> ExercisePage:
