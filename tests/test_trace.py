@@ -250,3 +250,21 @@ def test_an_optimizer_hook_that_returns_a_value_is_named_not_a_traceback():
     p.register_post_accumulate_grad_hook(lambda q: q.data.add_(q.grad, alpha=-0.1))  # returns a tensor
     with pytest.raises(TraceError, match="must return None"):
         trace((p ** 2).sum(), names={}, apply=True)
+
+
+def test_big_gradients_are_summaries_of_what_the_engine_sent_and_received():
+    from autograd_lab.tensors import Summary
+
+    torch.manual_seed(0)
+    x = torch.randn(80, 80, requires_grad=True)  # 6400 elements: kept as summaries
+    y = x * 2
+    u = y.exp()
+    z = (u * 3).sum()
+    t = trace(z, names={})
+    assert [s.name for s in t.steps] == ["SumBackward0", "MulBackward0", "ExpBackward0", "MulBackward0",
+                                         "AccumulateGrad"]
+    gu, gy = torch.autograd.grad(z, [u, y], retain_graph=True)
+    _, mul_u, exp, mul_x, _ = t.steps
+    assert mul_u.grad_inputs[0] == Summary.of(gu) == exp.grad_outputs[0]  # sent, then received
+    assert exp.grad_inputs[0] == Summary.of(gy) == mul_x.grad_outputs[0]
+    torch.testing.assert_close(t.grad(x), torch.autograd.grad(z, x, retain_graph=True)[0])

@@ -19,12 +19,13 @@ import warnings
 
 from ..graph import Graph, Node, snapshot
 from ..names import caller_names, name_in
-from ..tensors import KEEP_WHOLE, keep
+from ..tensors import keep
 from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, reentrant_checkpoint
 
 __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
 from .guard import Found, SetAside, install
 from .ready import Replay
+from .recorder import Recorder
 from .registry import TorchRegistration
 from .hooks import HookFailed, LearnerHooks
 
@@ -153,37 +154,12 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
             retain_graph: bool) -> Trace:
     leaves = [n.leaf for n in graph.leaves()]
     found = Found(graph)
-    order: list = []
-    append = order.append
-    copying = [False]
-
-    def recorder(node):
-        # A leaf's gradient is the answer itself: kept whole, whatever its size. Others are summarised
-        # as they pass when big, so the memory a recording holds stays bounded (checked inline: this
-        # runs once per node of the learner's graph). Where the learner has hooks, a later hook may
-        # edit a gradient in place: then every value is copied as it passes.
-        if node.is_accumulator:
-            def hook(grad_inputs, grad_outputs):
-                if copying[0]:
-                    grad_outputs = _copies(grad_outputs, None)
-                append((node, grad_outputs, grad_inputs))
-        else:
-            def hook(grad_inputs, grad_outputs):
-                if copying[0]:
-                    grad_outputs, grad_inputs = _copies(grad_outputs), _copies(grad_inputs)
-                else:
-                    for g in grad_outputs + grad_inputs:
-                        if g is not None and g.numel() > KEEP_WHOLE:
-                            grad_outputs, grad_inputs = _small(grad_outputs), _small(grad_inputs)
-                            break
-                append((node, grad_outputs, grad_inputs))
-        return hook
-
+    recording = Recorder()
     handles, node_dicts = [], []
     try:
         with TorchRegistration():  # the lab's own hooks stay out of the registry
             for node in graph.nodes:
-                handle = node.fn.register_hook(recorder(node))
+                handle = node.fn.register_hook(recording.hook(node))
                 handles.append(handle)
                 if not found.probe(node):  # no node hook of the learner's can be there
                     continue
@@ -200,7 +176,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
             # error that follows is explained instead
             warnings.filterwarnings("ignore", message="Error detected in")
-            copying[0] = hooks.any
+            recording.copying[0] = hooks.any
             if apply:
                 kept_leaf_grads = [None if g is None else g.detach().clone() for g in kept_leaf_grads]
                 for node in graph.nodes:  # read before the run: backward() frees them
@@ -221,7 +197,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
         for handle in handles:
             handle.remove()
 
-    steps = [Step(i, node, g_out, g_in) for i, (node, g_out, g_in) in enumerate(order)]
+    steps = [Step(i, node, g_out, g_in) for i, (node, g_out, g_in) in enumerate(recording.order)]
     grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads)}
     for step in steps:
         if step.node.is_accumulator:
@@ -236,14 +212,3 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     for step in steps:
         step.trace = result
     return result
-
-
-def _copies(grads: tuple, limit: int | None = KEEP_WHOLE) -> tuple:
-    """Copies of what passes, as they are now (big ones as summaries, already a copy)."""
-    return tuple(g.detach().clone() if isinstance(g, torch.Tensor) and (limit is None or g.numel() <= limit)
-                 else keep(g, limit) for g in grads)
-
-
-def _small(grads: tuple) -> tuple:
-    """The gradients as kept in a step: references, except big ones, which become summaries."""
-    return tuple(keep(g) for g in grads)
