@@ -98,3 +98,78 @@ def test_each_of_two_stops_gets_its_own_input():
     assert "stop at input 3 of node 1 (AddmmBackward0): w, which does not require grad" in text
     # b was not saved by addmm (its gradient needs nothing): the lab does not guess
     assert "stop at input 1 of node 1 (AddmmBackward0): an input that does not require grad" in text
+
+
+def figure_words(view):
+    """Every text drawn in the view's figure (the title and notes, node names, stop labels), and
+    whether each lies inside the figure once rendered."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = view.figure()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    texts = [t for t in fig.texts + fig.axes[0].texts if t.get_text()]
+    inside = [fig.bbox.x0 - 1 <= t.get_window_extent(renderer).x0 and
+              t.get_window_extent(renderer).x1 <= fig.bbox.x1 + 1 for t in texts]
+    return [t.get_text() for t in texts], inside, [t.get_window_extent(renderer) for t in fig.axes[0].texts
+                                                    if t.get_text().startswith("stop")]
+
+
+def test_the_figure_marks_frozen_parameters_and_what_cut_each_stop():
+    G, D, noise, ones = gan()
+    D.requires_grad_(False)
+    fake = G(noise)
+    g_loss = F.binary_cross_entropy_with_logits(D(fake), ones)
+    names = {"G": G, "D": D, "noise": noise, "ones": ones, "fake": fake, "g_loss": g_loss}
+    words, inside, stops = figure_words(al.show_graph(g_loss, names=names))
+    assert words[0] == "backward graph of g_loss\nfrozen (no node, no .grad): D.weight, D.bias"
+    assert {"stop: D.weight (frozen)", "stop: ones", "stop: noise"} <= set(words)
+    assert all(inside)
+    # two stops of one node (addmm's input and D's weight) are drawn apart, not on top of each other
+    assert not any(a.overlaps(b) for i, a in enumerate(stops) for b in stops[i + 1:])
+    # torch: G's parameters get a gradient and nothing of D's does
+    assert reached(g_loss, [*G.parameters(), *D.parameters()]) == {id(p) for p in G.parameters()}
+
+
+def test_the_figure_names_a_detach_and_keeps_plain_stops_plain():
+    G, D, noise, _ = gan()
+    fake = G(noise)
+    d_loss = F.binary_cross_entropy_with_logits(D(fake.detach()), torch.zeros(4, 1))
+    words, inside, _ = figure_words(al.show_graph(d_loss, names={"G": G, "D": D, "fake": fake, "d_loss": d_loss}))
+    assert "stop: detach() of fake" in words and "stop" in words
+    assert words[0] == "backward graph of d_loss" and all(inside)
+    assert reached(d_loss, list(G.parameters())) == set()
+
+
+def test_graph_output_is_bounded_for_a_ten_thousand_node_loop(ip):
+    import re
+
+    from IPython.utils.capture import capture_output
+
+    ip.run_cell("import torch\nx = torch.tensor([0.5], requires_grad=True)\ny = x\n"
+                "for _ in range(10_000):\n    y = y * 1.0001\n")
+    with capture_output() as out:
+        ip.run_line_magic("graph", "y")
+    assert out.stderr == ""
+    for output in out.outputs:
+        data = output.data
+        pictures = [len(p) for p in re.findall(r'src="data:image/png;base64,[^"]*"', data.get("text/html", ""))]
+        text = len(data.get("text/plain", "")) + len(data.get("text/html", "")) - sum(pictures)
+        assert text <= 100_000
+        assert all(p <= 200_000 for p in pictures) and len(data.get("image/png", b"")) <= 200_000
+    text = out.outputs[-1].data["text/plain"]
+    assert text.startswith("backward graph of y: 10001 nodes, 1 leaf, 10000 places where backprop stops")
+    assert "(9951 nodes not shown)" in text
+    assert "\n0      MulBackward0 (y)" in text and "\n10000  AccumulateGrad (x)" in text
+    assert "every one of the 10001 is in autograd_lab.show_graph(y).graph.nodes" in text
+    assert "and 9980 more places where backprop stops" in text
+    assert ip.user_ns["x"].grad is None
+
+
+def test_a_node_with_many_inputs_names_the_first_few():
+    x = torch.ones(1, requires_grad=True)
+    out = torch.cat([x * i for i in range(30)]).sum()
+    text = repr(al.show_graph(out, names={"x": x}))
+    cat_row = next(line for line in text.splitlines() if "CatBackward0" in line)
+    assert cat_row.endswith("and 22 more")

@@ -62,37 +62,70 @@ def stop_reason(graph: Graph, node: Node, position: int, names: Mapping | None =
     """Why no gradient flows into input position of node: the saved value at that position when the
     op's inputs can be told apart, named as a frozen parameter or one of the learner's tensors; else
     the graph's own reason."""
+    cause = stop_cause(graph, node, position, names)
+    if cause is None:
+        return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"
+    kind, who = cause
+    return {"frozen": f"{who}, a frozen parameter (requires_grad=False)",
+            "detach": f"a detach() of {who}: same memory, cut from the graph",
+            "tensor": f"{who}, which does not require grad",
+            "constant": f"the constant {who}"}[kind]
+
+
+def stop_label(graph: Graph, node: Node, position: int, names: Mapping | None = None) -> str:
+    """stop_reason in a few words, for a figure: 'stop: D.weight (frozen)', 'stop: detach() of fake'.
+
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> from autograd_lab.graph import snapshot
+    >>> g = snapshot((x * 3).sum())
+    >>> stop_label(g, g.nodes[1], 1)
+    'stop: 3'
+    """
+    cause = stop_cause(graph, node, position, names)
+    if cause is None:
+        return "stop"
+    kind, who = cause
+    return {"frozen": f"stop: {who} (frozen)", "detach": f"stop: detach() of {who}"}.get(kind, f"stop: {who}")
+
+
+def stop_cause(graph: Graph, node: Node, position: int, names: Mapping | None = None) -> tuple[str, str] | None:
+    """(kind, who) of a stop: ('frozen', 'D.weight'), ('detach', 'fake'), ('tensor', 'ones') or
+    ('constant', '0.5'); None when the graph does not tell."""
     value = input_value(node, position)
     if value is not None:
-        reason = _frozen(value, names) or constant_reason(graph, value, names)
-        if reason is not None:
-            return reason
-    elif len(node.stops) == 1:
-        constants = [v for v in node.saved.values() if isinstance(v, torch.Tensor) and not v.requires_grad]
-        if len(constants) == 1:
-            reason = _frozen(constants[0], names)
-            if reason is not None:
-                return reason
+        cause = _frozen(value, names) or constant_cause(graph, value, names)
+        if cause is not None:
+            return cause
     constants = [v for v in node.saved.values() if isinstance(v, torch.Tensor) and not v.requires_grad]
+    if value is None and len(node.stops) == 1 and len(constants) == 1:
+        cause = _frozen(constants[0], names)
+        if cause is not None:
+            return cause
     if len(node.stops) == 1 and len(constants) == 1:
-        reason = constant_reason(graph, constants[0], names)
-        if reason is not None:
-            return reason
-    return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"
+        return constant_cause(graph, constants[0], names)
+    return None
 
 
 def constant_reason(graph: Graph, value: torch.Tensor, names: Mapping | None = None) -> str | None:
     """Who a saved value that needs no gradient is, in the learner's words; None if unknown."""
+    cause = constant_cause(graph, value, names)
+    if cause is None:
+        return None
+    kind, who = cause
+    return {"detach": f"a detach() of {who}: same memory, cut from the graph",
+            "tensor": f"{who}, which does not require grad"}.get(kind, f"the constant {who}")
+
+
+def constant_cause(graph: Graph, value: torch.Tensor, names: Mapping | None = None) -> tuple[str, str] | None:
     for leaf in graph.leaves():
         if leaf.leaf is not None and same_memory(leaf.leaf, value):
-            return f"a detach() of {leaf.label or 'a leaf'}: same memory, cut from the graph"
+            return "detach", leaf.label or "a leaf"
     for name, candidate in learner_tensors(names):
         if same_memory(candidate, value):
-            if candidate.requires_grad:  # the learner's tensor is in a graph; the saved one is not
-                return f"a detach() of {name}: same memory, cut from the graph"
-            return f"{name}, which does not require grad"
+            # the learner's tensor is in a graph; the saved one is not
+            return ("detach", name) if candidate.requires_grad else ("tensor", name)
     if value.numel() == 1 and not value.is_complex():
-        return f"the constant {value.item():g}"
+        return "constant", f"{value.item():g}"
     return None
 
 
@@ -147,10 +180,10 @@ def _read_schema(node_name: str, count: int) -> tuple[str, ...] | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _frozen(value: torch.Tensor, names: Mapping | None) -> str | None:
+def _frozen(value: torch.Tensor, names: Mapping | None) -> tuple[str, str] | None:
     for _, label, p in frozen_parameters(names):
         if _is_param(value, p):
-            return f"{label}, a frozen parameter (requires_grad=False)"
+            return "frozen", label
     return None
 
 

@@ -33,6 +33,7 @@ MAX_WIDTH = 14.0  # inches, 1120 px
 WRAP = 16  # characters per line of a node's name; lines break between the words of its CamelCase
 MAX_ROWS_FOR_LABELS = 40
 BAND = 32  # pixel rows of the PNG compressed together
+STOP_WORDS, NOTE = 28, 90  # characters of a stop's label and of a note line, so figures stay readable
 
 
 class Layout:
@@ -67,7 +68,10 @@ class Layout:
 class Drawing:
     """A figure of some nodes of a graph, built once; paint() recolours it for a step."""
 
-    def __init__(self, layout: Layout, shown: list[Node], title: str | None = None):
+    def __init__(self, layout: Layout, shown: list[Node], title: str | None = None,
+                 stop_labels: dict | None = None, notes: tuple[str, ...] = ()):
+        """stop_labels: {(node, input position): a few words} written at that stop instead of 'stop'
+        (what cut the graph there); notes: lines under the title (the frozen parameters)."""
         self.nodes = shown
         self.members = set(shown)
         self._pixels = None
@@ -93,29 +97,33 @@ class Drawing:
         box_inches = lines * font * 1.3 / 72 + 0.12
         row = box_inches + 0.4
         self.half = half = box_inches / row / 2
-        # at least wide enough for a title line
-        size = (max(column * (width + 0.2), 3.2), row * (len(rows) + 0.2) / 0.92)
+        notes = tuple(_clip(n, NOTE) for n in notes)
+        labels = {key: _clip(words, STOP_WORDS) for key, words in (stop_labels or {}).items()}
+        heading = 0.35 + 0.22 * len(notes)  # inches above the graph for the title and the notes
+        height = row * (len(rows) + 0.2)
+        xs = [p[0] for p in pos.values()]
+        ys = [p[1] for p in pos.values()]
+        # a labelled stop may reach past the rightmost box: widen the figure (in columns) to hold it
+        reach = max([pos[n][0] + 0.36 + _points(labels[(n, i)]) * 0.85 / 72 / column
+                     for n in shown for i in n.stops if (n, i) in labels] or [0.0])
+        right = max(max(xs) + 0.6, reach + 0.12)
+        size = (max(column * (right - min(xs) + 0.6), 3.2), height + heading)
         self.figure = fig = Figure(figsize=size)
-        ax = fig.add_axes((0, 0, 1, 0.92))
+        ax = fig.add_axes((0, 0, 1, height / (height + heading)))
         ax.set_axis_off()
-        edges, heads, stops = [], [], []
+        edges, heads = [], []
         for node in shown:
             x, y = pos[node]
             for child, _ in node.next:
-                if child is None:
-                    stops.append([(x, y - half), (x + 0.3, y - half - 0.2)])
-                elif child in self.members:
+                if child in self.members:
                     cx, cy = pos[child]
                     edges.append([(x, y - half), (cx, cy + half + 0.02)])
                     heads.append((cx, cy + half + 0.05))
         self._pos = pos
         ax.add_collection(LineCollection(edges, colors="#777777", linewidths=0.8))
         if heads:
-            ax.scatter(*zip(*heads), marker="v", s=30, color="#555555", zorder=5, linewidths=0)
-        if stops:
-            ax.add_collection(LineCollection(stops, colors="#bbbbbb", linewidths=0.8, linestyles=":"))
-            ax.scatter([s[1][0] for s in stops], [s[1][1] for s in stops], marker="x", s=16,
-                       color="#999999", zorder=2)
+            ax.scatter(*zip(*heads, strict=True), marker="v", s=30, color="#555555", zorder=5, linewidths=0)
+        self._stops(ax, labels, font)
         self.boxes = PatchCollection(
             [FancyBboxPatch((pos[n][0] - 0.46, pos[n][1] - half), 0.92, 2 * half, boxstyle="round,pad=0.02")
              for n in shown], zorder=3,
@@ -123,24 +131,45 @@ class Drawing:
             linewidths=[1.6 if n.is_accumulator else 0.8 for n in shown])
         ax.add_collection(self.boxes)
         if self.labelled:
-            for (_, end) in stops:
-                ax.text(end[0] + 0.04, end[1] - 0.02, "stop", fontsize=font * 0.8, color="#888888",
-                        ha="left", va="top")
             for node in shown:
                 ax.text(*pos[node], "\n".join(texts[node]), ha="center", va="center", fontsize=font,
                         linespacing=1.15, zorder=4)
-        xs = [p[0] for p in pos.values()]
-        ys = [p[1] for p in pos.values()]
-        ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+        ax.set_xlim(min(xs) - 0.6, right)
         ax.set_ylim(min(ys) - 0.5 - half, max(ys) + 0.1 + half)
-        notes = [title] if title else []
-        total = len(layout.graph.nodes)
-        if len(shown) < total:
-            notes.append(f"(showing {len(shown)} of {total} nodes)")
+        self._heading(layout, title, notes)
+
+    def _stops(self, ax, labels: dict, font: float) -> None:
+        """The dotted 'stop' marks of inputs that need no gradient, with what cut each when known.
+        A node's stops fan out downward, so their labels do not overwrite one another."""
+        stops, words = [], []
+        for node in self.nodes:
+            x, y = self._pos[node]
+            for k, position in enumerate(node.stops):
+                stops.append([(x, y - self.half), (x + 0.3, y - self.half - 0.2 - 0.16 * k)])
+                words.append(labels.get((node, position), "stop"))
+        if not stops:
+            return
+        ax.add_collection(LineCollection(stops, colors="#bbbbbb", linewidths=0.8, linestyles=":"))
+        ax.scatter([s[1][0] for s in stops], [s[1][1] for s in stops], marker="x", s=16, color="#999999", zorder=2)
         if not self.labelled:
-            notes.append("(too many nodes for readable labels: %backward shows them a few at a time)")
-        if notes:
-            fig.suptitle("  ".join(notes), fontsize=11)
+            return
+        for (_, end), text in zip(stops, words, strict=True):
+            cut = text != "stop"
+            ax.text(end[0] + 0.06, end[1] + 0.02, text, fontsize=font * 0.8, color="#a61c00" if cut else "#888888",
+                    ha="left", va="center", zorder=6,
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5} if cut else None)
+
+    def _heading(self, layout: Layout, title: str | None, notes: tuple[str, ...]) -> None:
+        first = [title] if title else []
+        total = len(layout.graph.nodes)
+        if len(self.nodes) < total:
+            first.append(f"(showing {len(self.nodes)} of {total} nodes)")
+        if not self.labelled:
+            first.append("(too many nodes for readable labels: %backward shows them a few at a time)")
+        lines = ["  ".join(first), *notes] if first else list(notes)
+        if lines:
+            height = self.figure.get_size_inches()[1]
+            self.figure.suptitle("\n".join(lines), fontsize=11, y=1 - 0.08 / height, va="top")
 
     def _colors(self, current, done, ready) -> list[str]:
         return [COLORS["current" if n is current else "done" if n in done else "ready" if n in ready else "waiting"]
@@ -244,6 +273,11 @@ def _rgb(color: str) -> tuple[int, int, int]:
 
 
 def draw(layout: Layout, current: Node | None = None, done=frozenset(), ready=frozenset(),
-         limit: int = 36, title: str | None = None) -> Figure:
+         limit: int = 36, title: str | None = None, stop_labels: dict | None = None,
+         notes: tuple[str, ...] = ()) -> Figure:
     """Draw the graph (or the part of it around current) and return the Figure."""
-    return Drawing(layout, layout.around(current, limit), title).paint(current, done, ready)
+    return Drawing(layout, layout.around(current, limit), title, stop_labels, notes).paint(current, done, ready)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."

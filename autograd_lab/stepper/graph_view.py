@@ -9,10 +9,15 @@ import torch
 from ..display import View, png
 from ..graph import snapshot
 from ..format import table
-from .cuts import frozen_in, stop_reason
+from .cuts import frozen_in, stop_label, stop_reason
 from .draw import Layout, draw
 from ..names import caller_names, name_in
 from .trace import check_input
+
+
+# Bounds that keep %graph's output small whatever the graph: a graph of more than ROWS nodes shows
+# its first HEAD and last TAIL; at most STOPS stops are explained, and a node names PARTS inputs.
+ROWS, HEAD, TAIL, STOPS, PARTS, FIGURE = 60, 25, 25, 20, 8, 60
 
 
 class GraphView(View):
@@ -24,25 +29,44 @@ class GraphView(View):
         self.names = names or {}
 
     def text(self) -> str:
-        rows = []
-        for node in self.graph.nodes:
-            to = ", ".join("stop" if c is None else f"{c.id}" for c, _ in node.next) or "-"
-            rows.append([str(node.id), node.title, to])
+        nodes = self.graph.nodes
+        shown = list(range(len(nodes))) if len(nodes) <= ROWS else [*range(HEAD), *range(len(nodes) - TAIL, len(nodes))]
+        rows, last = [], -1
+        for i in shown:
+            if i != last + 1:
+                rows.append(["...", f"({i - last - 1} nodes not shown)", ""])
+            node = nodes[i]
+            to = ["stop" if c is None else f"{c.id}" for c, _ in node.next]
+            rows.append([str(node.id), node.title, ", ".join(_first(to)) or "-"])
+            last = i
         stops = self.graph.stops()
-        lines = [f"backward graph of {self.label}: {len(self.graph.nodes)} nodes, "
+        lines = [f"backward graph of {self.label}: {len(nodes)} nodes, "
                  f"{_count(len(self.graph.leaves()), 'leaf', 'leaves')}, "
                  f"{_count(len(stops), 'place', 'places')} where backprop stops",
                  table(["id", "node", "sends gradients to"], rows)]
-        for node, position in stops:
+        if len(nodes) > ROWS:
+            lines.append(f"(a big graph: shown are its first {HEAD} and last {TAIL} nodes; every one of the "
+                         f"{len(nodes)} is in autograd_lab.show_graph({self.label}).graph.nodes, and "
+                         f"%backward {self.label} steps through them)")
+        for node, position in stops[:STOPS]:
             lines.append(f"stop at input {position + 1} of node {node.id} ({node.title}): "
                          f"{stop_reason(self.graph, node, position, self.names)}")
+        if len(stops) > STOPS:
+            lines.append(f"and {len(stops) - STOPS} more places where backprop stops "
+                         f"(autograd_lab.show_graph({self.label}).graph.stops() lists them)")
         frozen = frozen_in(self.graph, self.names)
         if frozen:
-            lines.append(f"frozen (requires_grad=False, so no node and no .grad): {', '.join(frozen)}")
+            lines.append(f"frozen (requires_grad=False, so no node and no .grad): {', '.join(_first(frozen, 40))}")
         return "\n".join(lines)
 
     def figure(self):
-        return draw(Layout(self.graph), title=f"backward graph of {self.label}", limit=60)
+        layout = Layout(self.graph)
+        shown = set(layout.around(None, FIGURE))
+        labels = {(node, position): stop_label(self.graph, node, position, self.names)
+                  for node, position in self.graph.stops() if node in shown}
+        frozen = frozen_in(self.graph, self.names)
+        notes = (f"frozen (no node, no .grad): {', '.join(_first(frozen, 6))}",) if frozen else ()
+        return draw(layout, title=f"backward graph of {self.label}", limit=FIGURE, stop_labels=labels, notes=notes)
 
     def figure_title(self) -> str:
         return f"backward graph of {self.label}"
@@ -70,6 +94,10 @@ def show_graph(output, names: Mapping | None = None, label: str | None = None) -
     gradient = torch.ones_like(output) if isinstance(output, torch.Tensor) and output.numel() != 1 else None
     check_input(output, gradient, what)
     return GraphView(snapshot(output, names), what, names)
+
+
+def _first(parts: list[str], count: int = PARTS) -> list[str]:
+    return parts if len(parts) <= count else parts[:count] + [f"and {len(parts) - count} more"]
 
 
 def _count(n: int, one: str, many: str) -> str:
