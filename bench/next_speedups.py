@@ -3,74 +3,51 @@ recording as it is, against the same recording with one cost taken away. Not run
 
     .venv/bin/python bench/next_speedups.py
 
-Candidates, per family, in turns (common.side_by_side), one thread:
+Candidates, per family, in turns (common.side_by_side), one thread, the lab installed first (as
+%load_ext does) so that no node is probed for the learner's hooks:
 - plain: torch.autograd.grad of the leaves; floor: one appending post-hook per node
   (bench_families.bare_hooks);
 - trace: autograd_lab.trace as it is;
-- no scan: the same, with guard.Found's pass over every object the garbage collector tracks
-  replaced by its answer for these graphs (nothing retained, no hooks, no checkpoint: true here, so
-  the recording is the same);
-- no scan, gc off: also with the cyclic garbage collector paused during the recording (trace
-  pauses it itself since commit f8f8215, so this column now equals the previous one);
-- probe: alone, what trace's register_prehook probe costs (one per node, to find the learner's
-  pre-hooks): register, read the dict, remove."""
+- lazy values: the same, with the big gradients kept as references instead of summaries (what a
+  recording that summarised only when a learner looks at a step would cost during the run; it
+  holds every big gradient meanwhile, which is why the lab does not do it);
+- snapshot: alone, graph.snapshot of the graph (the Node objects the steps point to);
+- found: alone, guard.Found (what the registry knows about this graph)."""
 from __future__ import annotations
 
-import gc
 import os
 
 import common
 import torch
 
 import autograd_lab
-from autograd_lab.graph import snapshot, walk
-from autograd_lab.stepper import guard
+from autograd_lab.graph import snapshot
+from autograd_lab.stepper import guard, recorder
+from autograd_lab.stepper.registry import install
 
 import bench_families
 import families
 
 torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "1")))  # as bench_families.py
-REAL_FOUND_INIT = guard.Found.__init__
+KEEP = recorder.KEEP_WHOLE
 
 
-def empty_found(self, graph):
-    self.retained, self.hooked, self.modules, self.checkpoint = [], [], [], False
-
-
-def without_scan(fn, gc_off=False):
+def lazy(fn):
     def run():
-        guard.Found.__init__ = empty_found
-        was = gc.isenabled()
-        if gc_off:
-            gc.disable()
+        recorder.KEEP_WHOLE = 1 << 62
         try:
             return fn()
         finally:
-            guard.Found.__init__ = REAL_FOUND_INIT
-            if was:
-                gc.enable()
-    return run
-
-
-def probe(loss):
-    def noop(*args):
-        return None
-
-    def run():
-        for fn, _ in walk(loss):
-            handle = fn.register_prehook(noop)
-            handle.hooks_dict_ref()
-            handle.remove()
+            recorder.KEEP_WHOLE = KEEP
     return run
 
 
 def main():
     print(common.machine())
-    rows = []
+    install()
     for family in families.FAMILIES:
         leaves, loss = family.build()
-        found = guard.Found(snapshot(loss, {}))
-        assert not (found.retained or found.hooked or found.checkpoint), "the shortcut would change the recording"
+        graph = snapshot(loss, {})
 
         def record(loss=loss):
             return autograd_lab.trace(loss, names={})
@@ -78,17 +55,14 @@ def main():
             "plain": bench_families.plain_grad(leaves, loss),
             "floor": bench_families.bare_hooks(leaves, loss),
             "trace": common.fresh(leaves, record),
-            "no scan": common.fresh(leaves, without_scan(record)),
-            "no scan, gc off": common.fresh(leaves, without_scan(record, gc_off=True)),
-            "probe": probe(loss),
+            "lazy values": common.fresh(leaves, lazy(record)),
+            "snapshot": lambda loss=loss: snapshot(loss, {}),
+            "found": lambda graph=graph: guard.Found(graph),
         }, repeat=max(5, family.repeat // 2))
         med = {k: common.median(v) for k, v in times.items()}
-        rows.append((family.key, med))
         print(f"{family.key}: " + ", ".join(f"{k} {common.ms(v)}" for k, v in med.items()))
-        print("   / floor: " + ", ".join(f"{k} {med[k] / med['floor']:.2f}"
-                                         for k in ("trace", "no scan", "no scan, gc off")))
-        print("   / plain: " + ", ".join(f"{k} {med[k] / med['plain']:.2f}"
-                                         for k in ("floor", "trace", "no scan", "no scan, gc off")))
+        print("   / floor: " + ", ".join(f"{k} {med[k] / med['floor']:.2f}" for k in ("trace", "lazy values")))
+        print("   / plain: " + ", ".join(f"{k} {med[k] / med['plain']:.2f}" for k in ("floor", "trace", "lazy values")))
 
 
 if __name__ == "__main__":

@@ -268,3 +268,14 @@ def test_big_gradients_are_summaries_of_what_the_engine_sent_and_received():
     assert mul_u.grad_inputs[0] == Summary.of(gu) == exp.grad_outputs[0]  # sent, then received
     assert exp.grad_inputs[0] == Summary.of(gy) == mul_x.grad_outputs[0]
     torch.testing.assert_close(t.grad(x), torch.autograd.grad(z, x, retain_graph=True)[0])
+
+
+def test_ready_sets_are_replayed_only_as_far_as_a_step_is_looked_at():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    y = x
+    for _ in range(50):
+        y = y * 1.5
+    t = trace(y.sum(), names={})
+    assert [n.name for n in t.steps[0].ready] == ["SumBackward0"]
+    assert len(t._ready.sets) == 1  # opening the walk replays one step, not 52
+    assert t.steps[10].ready == t.ready_sets()[10] and len(t.ready_sets()) == len(t.steps) == 52
