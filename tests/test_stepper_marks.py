@@ -64,6 +64,8 @@ def test_the_faces_name_your_backward():
     panel = s.panel()
     assert panel.startswith(f"Step {index} of {len(s.trace.steps)}: CubeBackward (y) [your backward]")
     assert "rule: your backward: the engine called Cube.backward(ctx, grad)" in panel
+    assert "saved: 1 tensor with ctx.save_for_backward (your backward reads it as ctx.saved_tensors)" in panel
+    assert "CubeBackward (y) [your backward]" in repr(al.show_graph(z, names={"x": x, "y": y, "z": z}))
 
 
 def test_torchs_own_functions_are_not_yours():
@@ -163,3 +165,23 @@ def test_no_checkpoint_no_mark():
     s = al.step((x.sin() * x).sum(), names={"x": x})
     assert recomputations(s.trace) == {}
     assert "recomputed" not in repr(s) and "your backward" not in repr(s)
+
+
+def test_after_apply_the_mark_needs_the_holders_read_before_the_run():
+    from autograd_lab.graph import snapshot
+    from autograd_lab.stepper.recompute import first_unpacks, packed_holders
+
+    def build():
+        torch.manual_seed(0)
+        lin = torch.nn.Linear(2, 2)
+        out = checkpoint(lin, torch.ones(1, 2, requires_grad=True), use_reentrant=False).tanh().sum()
+        return lin, out
+
+    lin, out = build()
+    kept = recomputations(al.trace(out, names={"lin": lin}))
+    lin, out = build()
+    holders = packed_holders(snapshot(out).nodes)
+    applied = al.trace(out, names={"lin": lin}, apply=True)
+    assert recomputations(applied) == {}  # backward() released the holders: nothing can be told after
+    nodes = [s.node for s in applied.steps]
+    assert first_unpacks(nodes, {"lin": lin}, holders) == kept and len(kept) == 1

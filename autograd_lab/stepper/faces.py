@@ -8,7 +8,7 @@ from ..graph import Node, label_of
 from ..format import fmt as _fmt, table
 from ..text import esc, html_table
 from .recompute import recomputations
-from .rules import formula, learner_function
+from .rules import formula, learner_function, saved_by_you
 from .trace import Step, Trace
 
 # Bounds that keep every output small whatever the graph: a walk longer than ROWS shows HEAD steps,
@@ -245,6 +245,10 @@ def panel_lines(trace: Trace, index: int, reveal: bool = True) -> list[tuple[str
     elif saved:
         label = name_of_saved(trace)
         lines.append(("saved", ", ".join(_first([f"{k}={label(v) or fmt(v)}" for k, v in saved]))))
+    elif saved_by_you(node):
+        count = saved_by_you(node)
+        lines.append(("saved", f"{count} tensor{'s' if count != 1 else ''} with ctx.save_for_backward "
+                               f"(your backward reads {'them' if count != 1 else 'it'} as ctx.saved_tensors)"))
     again = recompute_note(trace, step)
     if again:
         lines.append(("recomputed here", again))

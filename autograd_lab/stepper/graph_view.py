@@ -11,6 +11,7 @@ from ..graph import snapshot
 from ..format import table
 from .cuts import frozen_in, stop_label, stop_reason
 from .draw import Layout, draw
+from .rules import learner_function
 from ..names import caller_names, name_in
 from .trace import check_input
 
@@ -37,7 +38,8 @@ class GraphView(View):
                 rows.append(["...", f"({i - last - 1} nodes not shown)", ""])
             node = nodes[i]
             to = ["stop" if c is None else f"{c.id}" for c, _ in node.next]
-            rows.append([str(node.id), node.title, ", ".join(_first(to)) or "-"])
+            mark = " [your backward]" if learner_function(node) is not None else ""
+            rows.append([str(node.id), node.title + mark, ", ".join(_first(to)) or "-"])
             last = i
         stops = self.graph.stops()
         lines = [f"backward graph of {self.label}: {len(nodes)} nodes, "

@@ -40,7 +40,8 @@ class Recompute:
 
 def recomputations(trace: Any) -> dict[int, Recompute]:
     """{step index: Recompute} for each non-reentrant checkpoint of a recorded backward, computed
-    once per trace.
+    once per trace. After --apply nothing is marked unless the recording kept packed_holders(graph.nodes)
+as trace.checkpoint_holders before its run.
 
     >>> import torch
     >>> from torch.utils.checkpoint import checkpoint
@@ -54,8 +55,10 @@ def recomputations(trace: Any) -> dict[int, Recompute]:
         return _found[trace]
     except (KeyError, TypeError):
         pass
-    found = first_unpacks([step.node for step in trace.steps], getattr(trace, "names", None)) if _frames_alive(
-        trace) else {}
+    # a recording that freed the graph (--apply) may have kept the holders it read before the run
+    kept = getattr(trace, "checkpoint_holders", None)
+    found = first_unpacks([step.node for step in trace.steps], getattr(trace, "names", None), kept) if (
+        kept is not None or _frames_alive(trace)) else {}
     with contextlib.suppress(TypeError):  # an object that cannot be weakly referenced: computed again
         _found[trace] = found
     return found
@@ -75,13 +78,11 @@ def _frames_alive(trace: Any) -> bool:
     return frames is None or any(True for _ in frames)
 
 
-def first_unpacks(nodes: Sequence, names: Mapping | None = None) -> dict[int, Recompute]:
-    """For nodes in the engine's order: {position: Recompute} of the first node holding each
-    checkpoint's values. names (the learner's) name a checkpointed module."""
-    first: dict[Any, int] = {}
-    seqs: dict[Any, int] = {}
-    frames: dict[Any, Any] = {}
-    for position, node in enumerate(nodes):
+def packed_holders(nodes: Sequence) -> dict[Any, list[tuple[Any, Any]]]:
+    """{node.fn: [(checkpoint key, frame), ...]} for the nodes that saved a checkpoint's holder. To
+    be read before a backward that frees the graph (backward() releases the holders)."""
+    out: dict[Any, list[tuple[Any, Any]]] = {}
+    for node in nodes:
         for saved in _raw_saved(node.fn):
             hook = saved.unpack_hook
             if hook is None:  # no saved-tensor hook packed it (most nodes): cheaper than reading .data
@@ -90,9 +91,23 @@ def first_unpacks(nodes: Sequence, names: Mapping | None = None) -> dict[int, Re
                 packed = saved.data
             except RuntimeError:  # released by a backward: nothing can be told
                 continue
-            if not isinstance(packed, _Holder):
-                continue
-            key, frame = _frame(hook)
+            if isinstance(packed, _Holder):
+                out.setdefault(node.fn, []).append(_frame(hook))
+    return out
+
+
+def first_unpacks(nodes: Sequence, names: Mapping | None = None,
+                  holders: dict[Any, list[tuple[Any, Any]]] | None = None) -> dict[int, Recompute]:
+    """For nodes in the engine's order: {position: Recompute} of the first node holding each
+    checkpoint's values. names (the learner's) name a checkpointed module; holders, read before a
+    backward freed the graph, stand in for what the nodes hold now."""
+    if holders is None:
+        holders = packed_holders(nodes)
+    first: dict[Any, int] = {}
+    seqs: dict[Any, int] = {}
+    frames: dict[Any, Any] = {}
+    for position, node in enumerate(nodes):
+        for key, frame in holders.get(node.fn, ()):
             first.setdefault(key, position)
             seqs[key] = min(seqs.get(key, node.seq), node.seq)
             frames[key] = frame

@@ -138,6 +138,17 @@ def learner_function(node: Node) -> type | None:
     return None if (getattr(cls, "__module__", None) or "").split(".")[0] == "torch" else cls
 
 
+def saved_by_you(node: Node) -> int | None:
+    """How many tensors the learner's Function saved with ctx.save_for_backward (counted as packed,
+    not unpacked: unpacking could run a checkpoint's forward again); None for other nodes."""
+    if learner_function(node) is None:
+        return None
+    try:
+        return sum(1 for saved in node.fn._raw_saved_tensors if saved is not None)
+    except RuntimeError:  # freed by a backward
+        return None
+
+
 def rule_for(node: Node) -> Rule:
     cls = learner_function(node)
     if cls is not None:
