@@ -4,6 +4,9 @@ torch.autograd.Function subclass; the lab runs it on seeded random inputs of sev
 compares it with the engine and with finite differences (see backward_exercise.py)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
 
 from ..backward_check import Op, random_cases
@@ -25,76 +28,103 @@ def _at_output(fn):
     return backward
 
 
-def _statement(name: str, op: Op, signature: str, returns: str, intro: str, hints: list[str],
-               function: str, function_class: str) -> dict:
-    args = ", ".join(op.names)
-    setup = f"def {signature}:\n    # {returns}\n    return ____"
-    solution = (f"{function}\n\nex.check({name})\n\nOr as a torch.autograd.Function:\n\n"
-                f"{function_class}\n\nex.check({function_class.split('(')[0].split()[-1]})")
-    return dict(intro=intro, setup=setup,
-                question=f"Write the backward of {op.text}. " + FUNCTION_NOTE.format(args=args, op=op.text),
-                answer_form=f"your function {signature} ({returns}), or a torch.autograd.Function subclass",
-                hints=hints, solution_text=solution, example=f"ex.check({name})")
+@dataclass(frozen=True)
+class Task:
+    """One implement-a-backward exercise as data, registered under name and title at place: the op,
+    the exercise's own mistakes (message, wrong backward), hints, the input shapes it is checked on
+    (values drawn from span), what the backward returns, the intro, and the solution as a function
+    and as a torch.autograd.Function subclass (the function's first line is the signature asked for)."""
 
+    name: str
+    title: str
+    place: int
+    op: Op
+    specific: list[tuple[str, object]]
+    hints: list[str]
+    shapes: list[tuple]
+    returns: str
+    intro: str
+    code: tuple[str, str]
+    span: tuple[float, float] = (-2.0, 2.0)
 
-def _build(name, op, cases, specific, signature, returns, intro, hints, function, function_class, seed):
-    ex = backward_exercise(op, cases, specific, **_statement(name, op, signature, returns, intro, hints,
-                                                              function, function_class))
-    ex.seed = seed
-    return ex
+    def build(self, seed=None) -> BackwardExercise:
+        """The exercise on seeded random inputs (seed None is seed 0)."""
+        cases = random_cases(self.shapes, seed or 0, *self.span, out=self.op.fn)
+        ex = backward_exercise(self.op, cases, self.specific, **self._statement())
+        ex.seed = seed
+        return ex
+
+    def _statement(self) -> dict:
+        function, function_class = self.code
+        signature = function.split(":")[0].removeprefix("def ")
+        name = signature.split("(")[0]
+        note = FUNCTION_NOTE.format(args=", ".join(self.op.names), op=self.op.text)
+        setup = f"def {signature}:\n    # {self.returns}\n    return ____"
+        solution = (f"{function}\n\nex.check({name})\n\nOr as a torch.autograd.Function:\n\n"
+                    f"{function_class}\n\nex.check({function_class.split('(')[0].split()[-1]})")
+        return dict(intro=self.intro, setup=setup,
+                    question=f"Write the backward of {self.op.text}. {note}",
+                    answer_form=f"your function {signature} ({self.returns}), or a torch.autograd.Function subclass",
+                    hints=self.hints, solution_text=solution, example=f"ex.check({name})")
 
 
 ELEMENTWISE = [((3,),), ((2, 4),), ((2, 3, 2),)]
 
-TANH = ("def tanh_backward(grad_output, x, out):\n    return grad_output * (1 - out**2)",
-        "class MyTanh(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
-        "        out = torch.tanh(x)\n        ctx.save_for_backward(out)\n        return out\n\n"
-        "    @staticmethod\n    def backward(ctx, grad_output):\n        out, = ctx.saved_tensors\n"
-        "        return grad_output * (1 - out**2)")
+
+@dataclass(frozen=True)
+class Elementwise:
+    """An element-wise op of torch whose backward is written with its output: local is the gradient
+    it returns as code, slope the same as a function of (grad_output, out); the texts for the two
+    mistakes of its own (the derivative taken at the output; x used where out is wanted, with the
+    derivative worked out), the first two hints and the intro."""
+
+    op: str
+    place: int
+    local: str
+    slope: Callable
+    at_output: str
+    worked: str
+    hints: tuple[str, str]
+    intro: str
+
+    def code(self) -> tuple[str, str]:
+        """The solution as a function and as a torch.autograd.Function subclass."""
+        return (f"def {self.op}_backward(grad_output, x, out):\n    return {self.local}",
+                f"class My{self.op.capitalize()}(torch.autograd.Function):\n    @staticmethod\n"
+                f"    def forward(ctx, x):\n        out = torch.{self.op}(x)\n        ctx.save_for_backward(out)\n"
+                f"        return out\n\n    @staticmethod\n    def backward(ctx, grad_output):\n"
+                f"        out, = ctx.saved_tensors\n        return {self.local}")
+
+    def task(self) -> Task:
+        fn = getattr(torch, self.op)
+        op = Op(f"torch.{self.op}(x)", fn, ("x",), lambda inputs, out: (inputs[0], out))
+        specific = [(self.at_output, _at_output(fn)),
+                    (f"You used x where the formula wants the output: {self.worked} " + SAVED,
+                     lambda g, x, out: self.slope(g, x))]
+        return Task(f"backward_{self.op}", f"Write the backward of {self.op}", self.place, op, specific,
+                    [*self.hints, f"return {self.local}"], ELEMENTWISE,
+                    f"out = torch.{self.op}(x); return the gradient for x", self.intro, self.code())
 
 
-@register("backward_tanh", "Write the backward of tanh", place=910)
-def backward_tanh(seed=None) -> BackwardExercise:
-    op = Op("torch.tanh(x)", torch.tanh, ("x",), lambda inputs, out: (inputs[0], out))
-    specific = [
-        ("You took tanh's derivative at the output: 1 - tanh(out)**2 is the slope of tanh at out, but the "
-         "slope is wanted at the input x. Since out = tanh(x), the slope at x is 1 - out**2.", _at_output(torch.tanh)),
-        ("You used x where the formula wants the output: d tanh(x)/dx = 1 - tanh(x)**2 = 1 - out**2, not "
-         "1 - x**2. " + SAVED, lambda g, x, out: g * (1 - x**2)),
-    ]
-    hints = ["d tanh(x)/dx = 1 - tanh(x)**2, and tanh(x) is out, which backward is given.",
-             "backward returns grad_output times the local derivative (the chain rule), element by element.",
-             "return grad_output * (1 - out**2)"]
-    return _build("tanh_backward", op, random_cases(ELEMENTWISE, seed or 0), specific,
-                  "tanh_backward(grad_output, x, out)", "out = torch.tanh(x); return the gradient for x",
-                  "out = torch.tanh(x), element by element. The backward gets grad_output (dL/dout, the "
-                  "shape of out), the input x and the output out, and returns dL/dx.", hints, *TANH, seed)
-
-
-SIGMOID = ("def sigmoid_backward(grad_output, x, out):\n    return grad_output * out * (1 - out)",
-           "class MySigmoid(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
-           "        out = torch.sigmoid(x)\n        ctx.save_for_backward(out)\n        return out\n\n"
-           "    @staticmethod\n    def backward(ctx, grad_output):\n        out, = ctx.saved_tensors\n"
-           "        return grad_output * out * (1 - out)")
-
-
-@register("backward_sigmoid", "Write the backward of sigmoid", place=920)
-def backward_sigmoid(seed=None) -> BackwardExercise:
-    op = Op("torch.sigmoid(x)", torch.sigmoid, ("x",), lambda inputs, out: (inputs[0], out))
-    specific = [
-        ("You took sigmoid's derivative at the output: sigmoid(out) * (1 - sigmoid(out)) is the slope at "
-         "out, but it is wanted at x. Since out = sigmoid(x), the slope at x is out * (1 - out).",
-         _at_output(torch.sigmoid)),
-        ("You used x where the formula wants the output: the derivative is sigmoid(x) * (1 - sigmoid(x)) "
-         "= out * (1 - out), not x * (1 - x). " + SAVED, lambda g, x, out: g * x * (1 - x)),
-    ]
-    hints = ["sigmoid(x) = 1 / (1 + exp(-x)); its derivative can be written with sigmoid(x) itself.",
-             "d sigmoid(x)/dx = sigmoid(x) * (1 - sigmoid(x)) = out * (1 - out). Then the chain rule.",
-             "return grad_output * out * (1 - out)"]
-    return _build("sigmoid_backward", op, random_cases(ELEMENTWISE, seed or 0), specific,
-                  "sigmoid_backward(grad_output, x, out)", "out = torch.sigmoid(x); return the gradient for x",
-                  "out = torch.sigmoid(x), element by element. The backward gets grad_output, the input x "
-                  "and the output out, and returns dL/dx.", hints, *SIGMOID, seed)
+TANH_OP = Elementwise(
+    "tanh", 910, "grad_output * (1 - out**2)", lambda g, v: g * (1 - v**2),
+    "You took tanh's derivative at the output: 1 - tanh(out)**2 is the slope of tanh at out, but the "
+    "slope is wanted at the input x. Since out = tanh(x), the slope at x is 1 - out**2.",
+    "d tanh(x)/dx = 1 - tanh(x)**2 = 1 - out**2, not 1 - x**2.",
+    ("d tanh(x)/dx = 1 - tanh(x)**2, and tanh(x) is out, which backward is given.",
+     "backward returns grad_output times the local derivative (the chain rule), element by element."),
+    "out = torch.tanh(x), element by element. The backward gets grad_output (dL/dout, the shape of out), "
+    "the input x and the output out, and returns dL/dx.")
+SIGMOID_OP = Elementwise(
+    "sigmoid", 920, "grad_output * out * (1 - out)", lambda g, v: g * v * (1 - v),
+    "You took sigmoid's derivative at the output: sigmoid(out) * (1 - sigmoid(out)) is the slope at "
+    "out, but it is wanted at x. Since out = sigmoid(x), the slope at x is out * (1 - out).",
+    "the derivative is sigmoid(x) * (1 - sigmoid(x)) = out * (1 - out), not x * (1 - x).",
+    ("sigmoid(x) = 1 / (1 + exp(-x)); its derivative can be written with sigmoid(x) itself.",
+     "d sigmoid(x)/dx = sigmoid(x) * (1 - sigmoid(x)) = out * (1 - out). Then the chain rule."),
+    "out = torch.sigmoid(x), element by element. The backward gets grad_output, the input x and the "
+    "output out, and returns dL/dx.")
+TANH, SIGMOID = TANH_OP.code(), SIGMOID_OP.code()
 
 
 MUL = ("def mul_backward(grad_output, x, y):\n    return grad_output * y, grad_output * x",
@@ -104,22 +134,18 @@ MUL = ("def mul_backward(grad_output, x, y):\n    return grad_output * y, grad_o
        "        return grad_output * y, grad_output * x")
 
 
-@register("backward_mul", "Write the backward of x * y", place=930)
-def backward_mul(seed=None) -> BackwardExercise:
-    op = Op("x * y", torch.mul, ("x", "y"), lambda inputs, out: inputs)
-    specific = [
-        ("For {inputs} you multiplied by the input itself: d(x * y)/dx = y and d(x * y)/dy = x, so the "
-         "gradient for x is grad_output * y and the one for y is grad_output * x. " + SAVED,
-         lambda g, x, y: (g * x, g * y)),
-    ]
-    hints = ["Two inputs, two gradients: return them as a pair, (gradient for x, gradient for y).",
-             "d(x * y)/dx = y (y is a constant then), and d(x * y)/dy = x. Then the chain rule.",
-             "return grad_output * y, grad_output * x"]
-    shapes = [((3,), (3,)), ((2, 3), (2, 3)), ((4, 2), (4, 2))]
-    return _build("mul_backward", op, random_cases(shapes, seed or 0), specific,
-                  "mul_backward(grad_output, x, y)", "out = x * y; return (gradient for x, gradient for y)",
-                  "out = x * y, element by element, x and y of the same shape. The backward returns one "
-                  "gradient per input.", hints, *MUL, seed)
+MUL_TASK = Task(
+    "backward_mul", "Write the backward of x * y", 930, Op("x * y", torch.mul, ("x", "y"), lambda inputs, out: inputs),
+    [("For {inputs} you multiplied by the input itself: d(x * y)/dx = y and d(x * y)/dy = x, so the "
+      "gradient for x is grad_output * y and the one for y is grad_output * x. " + SAVED,
+      lambda g, x, y: (g * x, g * y))],
+    ["Two inputs, two gradients: return them as a pair, (gradient for x, gradient for y).",
+     "d(x * y)/dx = y (y is a constant then), and d(x * y)/dy = x. Then the chain rule.",
+     "return grad_output * y, grad_output * x"],
+    [((3,), (3,)), ((2, 3), (2, 3)), ((4, 2), (4, 2))],
+    "out = x * y; return (gradient for x, gradient for y)",
+    "out = x * y, element by element, x and y of the same shape. The backward returns one gradient per input.",
+    MUL)
 
 
 ADD = ("def add_backward(grad_output, x, b):\n    return grad_output, grad_output.sum_to_size(*b.shape)",
@@ -128,24 +154,21 @@ ADD = ("def add_backward(grad_output, x, b):\n    return grad_output, grad_outpu
        "    def backward(ctx, grad_output):\n        return grad_output, grad_output.sum_to_size(*ctx.b_shape)")
 
 
-@register("backward_broadcast_add", "Write the backward of a broadcasting add", place=940)
-def backward_broadcast_add(seed=None) -> BackwardExercise:
-    op = Op("x + b", torch.add, ("x", "b"), lambda inputs, out: inputs)
-    specific = [
-        ("For b you averaged grad_output over the broadcast dimensions. Each copy of b counted fully in "
-         "the output, so their gradients add up: sum, not mean.",
-         lambda g, x, b: (g, g.reshape(-1, b.shape[-1]).mean(0))),
-    ]
-    hints = ["The gradient for x is easy: d(x + b)/dx is 1, so x gets grad_output unchanged.",
-             "b has shape (m,) but was added to every row of x: each entry of b got used once per row. "
-             "A value used several times collects the sum of their gradients.",
-             "return grad_output, grad_output.sum_to_size(*b.shape)   (or grad_output.reshape(-1, b.shape[0]).sum(0))"]
-    shapes = [((2, 3), (3,)), ((4, 2), (2,)), ((2, 3, 4), (4,))]
-    return _build("add_backward", op, random_cases(shapes, seed or 0), specific,
-                  "add_backward(grad_output, x, b)", "out = x + b, b broadcast over x's rows; "
-                  "return (gradient for x, gradient for b)",
-                  "out = x + b where x has shape (..., m) and b shape (m,): b is broadcast, added to every "
-                  "row of x. grad_output has the shape of out.", hints, *ADD, seed)
+ADD_TASK = Task(
+    "backward_broadcast_add", "Write the backward of a broadcasting add", 940,
+    Op("x + b", torch.add, ("x", "b"), lambda inputs, out: inputs),
+    [("For b you averaged grad_output over the broadcast dimensions. Each copy of b counted fully in "
+      "the output, so their gradients add up: sum, not mean.",
+      lambda g, x, b: (g, g.reshape(-1, b.shape[-1]).mean(0)))],
+    ["The gradient for x is easy: d(x + b)/dx is 1, so x gets grad_output unchanged.",
+     "b has shape (m,) but was added to every row of x: each entry of b got used once per row. "
+     "A value used several times collects the sum of their gradients.",
+     "return grad_output, grad_output.sum_to_size(*b.shape)   (or grad_output.reshape(-1, b.shape[0]).sum(0))"],
+    [((2, 3), (3,)), ((4, 2), (2,)), ((2, 3, 4), (4,))],
+    "out = x + b, b broadcast over x's rows; return (gradient for x, gradient for b)",
+    "out = x + b where x has shape (..., m) and b shape (m,): b is broadcast, added to every row of x. "
+    "grad_output has the shape of out.",
+    ADD)
 
 
 MEAN = ("def mean_backward(grad_output, x):\n    return grad_output.unsqueeze(1).expand_as(x) / x.shape[1]",
@@ -155,25 +178,22 @@ MEAN = ("def mean_backward(grad_output, x):\n    return grad_output.unsqueeze(1)
         "        return grad_output.unsqueeze(1).expand(ctx.x_shape) / n")
 
 
-@register("backward_mean", "Write the backward of a mean over a dimension", place=950)
-def backward_mean(seed=None) -> BackwardExercise:
-    op = Op("x.mean(dim=1)", lambda x: x.mean(dim=1), ("x",), lambda inputs, out: inputs)
-    specific = [
-        ("You forgot to divide by n: the mean divides by the number of entries it averages, x.shape[1], "
-         "and so does its gradient.", lambda g, x: g.unsqueeze(1).expand_as(x).clone()),
-        ("You divided by x.numel(), the number of all entries; the mean over dim 1 averages x.shape[1] "
-         "of them, and only those share each output.", lambda g, x: g.unsqueeze(1).expand_as(x) / x.numel()),
-    ]
-    hints = ["out = x.mean(dim=1) drops dimension 1, so grad_output has x's shape without dimension 1. "
-             "Each entry of x took part in one output, with weight 1 / x.shape[1].",
-             "Put dimension 1 back with grad_output.unsqueeze(1), then spread it over x's shape with "
-             ".expand_as(x) (or let broadcasting do it).",
-             "return grad_output.unsqueeze(1).expand_as(x) / x.shape[1]"]
-    shapes = [((2, 3),), ((4, 2),), ((2, 3, 4),)]
-    return _build("mean_backward", op, random_cases(shapes, seed or 0, out=op.fn), specific,
-                  "mean_backward(grad_output, x)", "out = x.mean(dim=1); return the gradient for x",
-                  "out = x.mean(dim=1): x has 2 or 3 dimensions, and the mean runs over dimension 1.",
-                  hints, *MEAN, seed)
+MEAN_TASK = Task(
+    "backward_mean", "Write the backward of a mean over a dimension", 950,
+    Op("x.mean(dim=1)", lambda x: x.mean(dim=1), ("x",), lambda inputs, out: inputs),
+    [("You forgot to divide by n: the mean divides by the number of entries it averages, x.shape[1], "
+      "and so does its gradient.", lambda g, x: g.unsqueeze(1).expand_as(x).clone()),
+     ("You divided by x.numel(), the number of all entries; the mean over dim 1 averages x.shape[1] "
+      "of them, and only those share each output.", lambda g, x: g.unsqueeze(1).expand_as(x) / x.numel())],
+    ["out = x.mean(dim=1) drops dimension 1, so grad_output has x's shape without dimension 1. "
+     "Each entry of x took part in one output, with weight 1 / x.shape[1].",
+     "Put dimension 1 back with grad_output.unsqueeze(1), then spread it over x's shape with "
+     ".expand_as(x) (or let broadcasting do it).",
+     "return grad_output.unsqueeze(1).expand_as(x) / x.shape[1]"],
+    [((2, 3),), ((4, 2),), ((2, 3, 4),)],
+    "out = x.mean(dim=1); return the gradient for x",
+    "out = x.mean(dim=1): x has 2 or 3 dimensions, and the mean runs over dimension 1.",
+    MEAN)
 
 
 NEURON = ("def neuron_backward(grad_output, w, x, b, out):\n    local = grad_output * (1 - out**2)\n"
@@ -189,28 +209,28 @@ def _neuron(w, x, b):
     return torch.tanh((w * x).sum() + b)
 
 
-@register("backward_neuron", "Write the backward of a neuron, tanh(w . x + b)", place=960)
-def backward_neuron(seed=None) -> BackwardExercise:
-    op = Op("torch.tanh((w * x).sum() + b)", _neuron, ("w", "x", "b"), lambda inputs, out: (*inputs, out))
-    specific = [
-        ("The factor from tanh is missing: out = tanh(n) with n = w . x + b, so every gradient carries "
-         "tanh'(n) = 1 - out**2 (micrograd: self.grad += (1 - t**2) * out.grad).",
-         lambda g, w, x, b, out: (g * x, g * w, g)),
-        ("You used the pre-activation n = w . x + b in 1 - n**2; tanh'(n) = 1 - tanh(n)**2 = 1 - out**2: "
-         "the formula wants the output. " + SAVED,
-         lambda g, w, x, b, out: tuple(g * (1 - ((w * x).sum() + b)**2) * t for t in (x, w, torch.ones_like(b)))),
-        ("You took tanh's derivative at the output, 1 - tanh(out)**2; the slope is wanted at n = w . x + b, "
-         "where it is 1 - out**2.",
-         lambda g, w, x, b, out: tuple(g * (1 - torch.tanh(out)**2) * t for t in (x, w, torch.ones_like(b)))),
-        ("For {inputs} you multiplied by the wrong vector: d(w . x)/dw = x and d(w . x)/dx = w. " + SAVED,
-         lambda g, w, x, b, out: (g * (1 - out**2) * w, g * (1 - out**2) * x, g * (1 - out**2))),
-    ]
-    hints = ["Go backwards through two steps: n = (w * x).sum() + b, then out = tanh(n). First dL/dn.",
-             "dL/dn = grad_output * (1 - out**2). Then n is a sum: dn/dw_i = x_i, dn/dx_i = w_i, dn/db = 1.",
-             "local = grad_output * (1 - out**2); return local * x, local * w, local"]
-    shapes = [((3,), (3,), ()), ((4,), (4,), ()), ((5,), (5,), ())]
-    return _build("neuron_backward", op, random_cases(shapes, seed or 0, -1.0, 1.0, out=_neuron), specific,
-                  "neuron_backward(grad_output, w, x, b, out)",
-                  "out = torch.tanh((w * x).sum() + b); return the gradients for w, x and b",
-                  "micrograd's classic: one neuron, out = tanh(w . x + b), with w and x vectors and b a "
-                  "number (a 0-d tensor). grad_output is a number too.", hints, *NEURON, seed)
+NEURON_TASK = Task(
+    "backward_neuron", "Write the backward of a neuron, tanh(w . x + b)", 960,
+    Op("torch.tanh((w * x).sum() + b)", _neuron, ("w", "x", "b"), lambda inputs, out: (*inputs, out)),
+    [("The factor from tanh is missing: out = tanh(n) with n = w . x + b, so every gradient carries "
+      "tanh'(n) = 1 - out**2 (micrograd: self.grad += (1 - t**2) * out.grad).",
+      lambda g, w, x, b, out: (g * x, g * w, g)),
+     ("You used the pre-activation n = w . x + b in 1 - n**2; tanh'(n) = 1 - tanh(n)**2 = 1 - out**2: "
+      "the formula wants the output. " + SAVED,
+      lambda g, w, x, b, out: tuple(g * (1 - ((w * x).sum() + b)**2) * t for t in (x, w, torch.ones_like(b)))),
+     ("You took tanh's derivative at the output, 1 - tanh(out)**2; the slope is wanted at n = w . x + b, "
+      "where it is 1 - out**2.",
+      lambda g, w, x, b, out: tuple(g * (1 - torch.tanh(out)**2) * t for t in (x, w, torch.ones_like(b)))),
+     ("For {inputs} you multiplied by the wrong vector: d(w . x)/dw = x and d(w . x)/dx = w. " + SAVED,
+      lambda g, w, x, b, out: (g * (1 - out**2) * w, g * (1 - out**2) * x, g * (1 - out**2)))],
+    ["Go backwards through two steps: n = (w * x).sum() + b, then out = tanh(n). First dL/dn.",
+     "dL/dn = grad_output * (1 - out**2). Then n is a sum: dn/dw_i = x_i, dn/dx_i = w_i, dn/db = 1.",
+     "local = grad_output * (1 - out**2); return local * x, local * w, local"],
+    [((3,), (3,), ()), ((4,), (4,), ()), ((5,), (5,), ())],
+    "out = torch.tanh((w * x).sum() + b); return the gradients for w, x and b",
+    "micrograd's classic: one neuron, out = tanh(w . x + b), with w and x vectors and b a number (a 0-d "
+    "tensor). grad_output is a number too.",
+    NEURON, span=(-1.0, 1.0))
+
+for _task in (TANH_OP.task(), SIGMOID_OP.task(), MUL_TASK, ADD_TASK, MEAN_TASK, NEURON_TASK):
+    register(_task.name, _task.title, _task.place)(_task.build)
