@@ -173,3 +173,24 @@ def test_a_node_with_many_inputs_names_the_first_few():
     text = repr(al.show_graph(out, names={"x": x}))
     cat_row = next(line for line in text.splitlines() if "CatBackward0" in line)
     assert cat_row.endswith("and 22 more")
+
+
+def test_a_node_with_thousands_of_stops_draws_three_and_counts_the_rest():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    x = torch.ones(1, requires_grad=True)
+    out = torch.cat([x] + [torch.full((1,), float(i)) for i in range(5000)]).sum()
+    view = al.show_graph(out, names={"x": x, "out": out})
+    fig = view.figure()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    texts = fig.axes[0].texts
+    stops = [t for t in texts if t.get_text().startswith(("stop", "and "))]
+    assert [t.get_text() for t in stops] == ["stop", "stop", "and 4998 more stops"]
+    boxes = [t.get_window_extent(renderer) for t in texts if t not in stops]
+    labels = [t.get_window_extent(renderer) for t in stops]
+    assert not any(a.overlaps(b) for a in labels for b in boxes)
+    assert not any(a.overlaps(b) for i, a in enumerate(labels) for b in labels[i + 1:])
+    assert len(repr(view)) + len(view.html()) < 20_000
+    assert torch.autograd.grad(out, x)[0].item() == 1.0 and x.grad is None

@@ -33,7 +33,9 @@ MAX_WIDTH = 14.0  # inches, 1120 px
 WRAP = 16  # characters per line of a node's name; lines break between the words of its CamelCase
 MAX_ROWS_FOR_LABELS = 40
 BAND = 32  # pixel rows of the PNG compressed together
-STOP_WORDS, NOTE = 28, 90  # characters of a stop's label and of a note line, so figures stay readable
+# Characters of a stop's label and of a note line, stops drawn per node, and inches between the
+# labels of one node's stops: so figures stay readable.
+STOP_WORDS, NOTE, STOPS_DRAWN, FAN = 28, 90, 3, 0.17
 
 
 class Layout:
@@ -95,17 +97,20 @@ class Drawing:
         # a box is 0.92 columns wide and holds its widest line; rows leave room for edges and 'stop'
         column = max((widest * font + 0.3) / 0.92, 1.0) if self.labelled else 0.9
         box_inches = lines * font * 1.3 / 72 + 0.12
-        row = box_inches + 0.4
+        labels = {key: _clip(words, STOP_WORDS) for key, words in (stop_labels or {}).items()}
+        # rows leave room under a box for its stops' labels, one line each
+        fan = max(len(_stop_words(n, labels)) for n in shown) if self.labelled else 1
+        row = box_inches + 0.4 + FAN * max(fan - 1, 0)
+        self.row = row
         self.half = half = box_inches / row / 2
         notes = tuple(_clip(n, NOTE) for n in notes)
-        labels = {key: _clip(words, STOP_WORDS) for key, words in (stop_labels or {}).items()}
         heading = 0.35 + 0.22 * len(notes)  # inches above the graph for the title and the notes
         height = row * (len(rows) + 0.2)
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
         # a labelled stop may reach past the rightmost box: widen the figure (in columns) to hold it
-        reach = max([pos[n][0] + 0.36 + _points(labels[(n, i)]) * 0.85 / 72 / column
-                     for n in shown for i in n.stops if (n, i) in labels] or [0.0])
+        reach = max([pos[n][0] + 0.36 + _points(words) * 0.85 / 72 / column
+                     for n in shown for words in _stop_words(n, labels)] or [0.0]) if self.labelled else 0.0
         right = max(max(xs) + 0.6, reach + 0.12)
         size = (max(column * (right - min(xs) + 0.6), 3.2), height + heading)
         self.figure = fig = Figure(figsize=size)
@@ -144,9 +149,9 @@ class Drawing:
         stops, words = [], []
         for node in self.nodes:
             x, y = self._pos[node]
-            for k, position in enumerate(node.stops):
-                stops.append([(x, y - self.half), (x + 0.3, y - self.half - 0.2 - 0.16 * k)])
-                words.append(labels.get((node, position), "stop"))
+            for k, text in enumerate(_stop_words(node, labels)):
+                stops.append([(x, y - self.half), (x + 0.3, y - self.half - (0.2 + FAN * k) / self.row)])
+                words.append(text)
         if not stops:
             return
         ax.add_collection(LineCollection(stops, colors="#bbbbbb", linewidths=0.8, linestyles=":"))
@@ -154,7 +159,7 @@ class Drawing:
         if not self.labelled:
             return
         for (_, end), text in zip(stops, words, strict=True):
-            cut = text != "stop"
+            cut = text != "stop" and not text.startswith("and ")
             ax.text(end[0] + 0.06, end[1] + 0.02, text, fontsize=font * 0.8, color="#a61c00" if cut else "#888888",
                     ha="left", va="center", zorder=6,
                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5} if cut else None)
@@ -227,7 +232,8 @@ class Drawing:
         for node in self.nodes:
             x, y = self._pos[node]
             # the box with its rounded padding, two pixels in, so the corners' outside stays blank
-            (left, bottom), (right, top) = to_pixels([(x - 0.48, y - self.half - 0.02), (x + 0.48, y + self.half + 0.02)])
+            (left, bottom), (right, top) = to_pixels([(x - 0.48, y - self.half - 0.02),
+                                                      (x + 0.48, y + self.half + 0.02)])
             self._rects.append((int(height - top) + 2, int(height - bottom) - 1, int(left) + 2, int(right) - 1))
         self._bands = [(start, [i for i, (r0, r1, _, _) in enumerate(self._rects) if r0 < start + BAND and r1 > start])
                        for start in range(0, height, BAND)]
@@ -277,6 +283,15 @@ def draw(layout: Layout, current: Node | None = None, done=frozenset(), ready=fr
          notes: tuple[str, ...] = ()) -> Figure:
     """Draw the graph (or the part of it around current) and return the Figure."""
     return Drawing(layout, layout.around(current, limit), title, stop_labels, notes).paint(current, done, ready)
+
+
+def _stop_words(node: Node, labels: dict) -> list[str]:
+    """What is written at each of a node's stops: at most STOPS_DRAWN, the last one counting the rest."""
+    positions = node.stops
+    words = [labels.get((node, p), "stop") for p in positions[:STOPS_DRAWN]]
+    if len(positions) > STOPS_DRAWN:
+        words[-1] = f"and {len(positions) - STOPS_DRAWN + 1} more stops"
+    return words
 
 
 def _clip(text: str, width: int) -> str:

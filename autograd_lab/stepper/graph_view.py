@@ -10,7 +10,7 @@ from ..display import View, png
 from ..graph import snapshot
 from ..format import table
 from .cuts import frozen_in, stop_label, stop_reason
-from .draw import Layout, draw
+from .draw import STOPS_DRAWN, Layout, draw
 from .rules import learner_function
 from ..names import caller_names, name_in
 from .trace import check_input
@@ -65,7 +65,7 @@ class GraphView(View):
         layout = Layout(self.graph)
         shown = set(layout.around(None, FIGURE))
         labels = {(node, position): stop_label(self.graph, node, position, self.names)
-                  for node, position in self.graph.stops() if node in shown}
+                  for node in self.graph.nodes if node in shown for position in node.stops[:STOPS_DRAWN]}
         frozen = frozen_in(self.graph, self.names)
         notes = (f"frozen (no node, no .grad): {', '.join(_first(frozen, 6))}",) if frozen else ()
         return draw(layout, title=f"backward graph of {self.label}", limit=FIGURE, stop_labels=labels, notes=notes)
