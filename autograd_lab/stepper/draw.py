@@ -12,6 +12,7 @@ import struct
 import zlib
 from collections import deque
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -76,7 +77,7 @@ class Drawing:
         (what cut the graph there); notes: lines under the title (the frozen parameters)."""
         self.nodes = shown
         self.members = set(shown)
-        self._pixels = None
+        self._pixels: Any = None  # the blank rendering, an RGBA array, made on the first png()
         rows: dict[int, list[Node]] = {}
         for node in shown:
             rows.setdefault(layout.row[node], []).append(node)
@@ -127,7 +128,8 @@ class Drawing:
         self._pos = pos
         ax.add_collection(LineCollection(edges, colors="#777777", linewidths=0.8))
         if heads:
-            ax.scatter(*zip(*heads, strict=True), marker="v", s=30, color="#555555", zorder=5, linewidths=0)
+            ax.scatter([h[0] for h in heads], [h[1] for h in heads], marker="v", s=30, color="#555555", zorder=5,
+                       linewidths=0)
         self._stops(ax, labels, font)
         self.boxes = PatchCollection(
             [FancyBboxPatch((pos[n][0] - 0.46, pos[n][1] - half), 0.92, 2 * half, boxstyle="round,pad=0.02")
@@ -275,7 +277,7 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 
 def _rgb(color: str) -> tuple[int, int, int]:
-    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
 
 
 def draw(layout: Layout, current: Node | None = None, done=frozenset(), ready=frozenset(),
