@@ -1,9 +1,11 @@
 """One builder per autograd error: from the message and the learner's context, the one-line summary,
 why it happened in terms of the graph (with the learner's names when known), and the fix as code.
-KINDS lists (kind, how the message starts, builder); the first match wins."""
+Most builders are a Told: the learner's name for one tensor put into three templates. KINDS lists (kind, how the message starts, builder); the first match wins."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..graph import FREED, saved_values, walk
 from ..names import learner_tensors
@@ -33,10 +35,12 @@ def _failing_saves(root, needle: str, names) -> list[str]:
     return found
 
 
-def _backward_tensor(ctx, default: str):
-    """What backward ran from in the failing line (its code, or default) and the learner's tensor."""
-    z = c.backward_target(ctx.statement()) or default
-    return z, ctx.tensor(z)
+def _named(ctx, default: str, attr: str | None = None):
+    """The learner's name for the tensor at stake in the failing line, and their tensor of that name
+    (None when unknown): what backward ran from, or with attr what `.attr` was read on; else default."""
+    stmt = ctx.statement()
+    name = (c.receiver(stmt, attr) if attr else c.backward_target(stmt)) or default
+    return name, ctx.tensor(name)
 
 
 def _saves(t, needle: str, names) -> list[str]:
@@ -47,30 +51,55 @@ def _listing(items) -> str:
     return ", ".join(items[:4]) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
 
 
-def backward_twice(msg, ctx):
-    z, t = _backward_tensor(ctx, "z")
+@dataclass(frozen=True)
+class Told:
+    """An error explained by putting the learner's name for one tensor into three texts: summary,
+    why and fix are str.format templates over {name} (found by _named from default and attr) and
+    the words that words(msg, ctx, tensor) adds.
+
+    >>> from autograd_lab.explain.context import Context
+    >>> gradient_shape("Mismatch in shape", Context("q.backward(g)"))[0]
+    'the gradient given to q.backward() has the wrong shape.'
+    """
+
+    default: str
+    summary: str
+    why: str
+    fix: str
+    attr: str | None = None
+    words: Callable[..., dict] | None = None
+
+    def __call__(self, msg, ctx) -> tuple[str, str, str]:
+        name, t = _named(ctx, self.default, self.attr)
+        words = {"name": name, **(self.words(msg, ctx, t) if self.words else {})}
+        return self.summary.format(**words), self.why.format(**words), self.fix.format(**words)
+
+
+def _freed(msg, ctx, t) -> dict:
     freed = _saves(t, FREED, ctx.names)
-    where = f" ({_listing(freed)} had saved values for it)" if freed else ""
-    why = (f"{z}'s graph was freed by the first `{z}.backward()`: to save memory, backward releases the "
-           f"values the graph's nodes saved{where}. The second backward walks the same nodes and finds "
-           f"them gone. In a training loop the same happens when a tensor (a hidden state, a running "
-           f"total) carries the previous step's graph into the next step.")
-    fix = (f"# usually: compute {z} again (a fresh forward builds a fresh graph), then\n{z}.backward()\n"
-           f"# in a loop: detach what crosses from one step to the next, e.g.  h = h.detach()\n"
-           f"# only if you truly need two backwards through one graph, keep it on the FIRST call:\n"
-           f"{z}.backward(retain_graph=True)")
-    return f"backward ran a second time through {z}'s graph, whose saved values were already freed.", why, fix
+    return {"where": f" ({_listing(freed)} had saved values for it)" if freed else ""}
 
 
-def non_scalar(msg, ctx):
-    z, t = _backward_tensor(ctx, "z")
-    shape = f" has shape {tuple(t.shape)} ({t.numel()} numbers)" if t is not None else " holds several numbers"
-    why = (f"{z}{shape}. backward() with no argument starts the graph with d{z}/d{z} = 1, which only "
-           f"exists for a single number. For many outputs autograd needs the weight of each one: "
-           f"the gradient of which scalar do you want?")
-    fix = (f"{z}.sum().backward()\n# the same, with the weights given explicitly (one per element):\n"
-           f"{z}.backward(torch.ones_like({z}))")
-    return f"backward() needs a scalar, and {z} is not one.", why, fix
+backward_twice = Told(
+    "z", "backward ran a second time through {name}'s graph, whose saved values were already freed.",
+    "{name}'s graph was freed by the first `{name}.backward()`: to save memory, backward releases the values "
+    "the graph's nodes saved{where}. The second backward walks the same nodes and finds them gone. In a "
+    "training loop the same happens when a tensor (a hidden state, a running total) carries the previous "
+    "step's graph into the next step.",
+    "# usually: compute {name} again (a fresh forward builds a fresh graph), then\n{name}.backward()\n"
+    "# in a loop: detach what crosses from one step to the next, e.g.  h = h.detach()\n"
+    "# only if you truly need two backwards through one graph, keep it on the FIRST call:\n"
+    "{name}.backward(retain_graph=True)", words=_freed)
+
+non_scalar = Told(
+    "z", "backward() needs a scalar, and {name} is not one.",
+    "{name}{shape}. backward() with no argument starts the graph with d{name}/d{name} = 1, which only exists "
+    "for a single number. For many outputs autograd needs the weight of each one: the gradient of which "
+    "scalar do you want?",
+    "{name}.sum().backward()\n# the same, with the weights given explicitly (one per element):\n"
+    "{name}.backward(torch.ones_like({name}))",
+    words=lambda msg, ctx, t: {"shape": f" has shape {tuple(t.shape)} ({t.numel()} numbers)" if t is not None
+                               else " holds several numbers"})
 
 
 def inplace_modified(msg, ctx):
@@ -84,7 +113,7 @@ def inplace_modified(msg, ctx):
     name = hits[0] if len(hits) == 1 else None
     what = name or (" or ".join(hits) if hits else "a tensor")
     made = f", made by {op.group(2).lower()}," if op else " (a leaf)"
-    z, t = _backward_tensor(ctx, "loss")
+    z, t = _named(ctx, "loss")
     savers = _saves(t, "modified by an inplace operation", ctx.names)
     saver = f"{_listing(savers)} saved it" if savers else "a later operation saved it"
     versions = f" (its version went from {version.group(2)} to {version.group(1)})" if version else ""
@@ -99,16 +128,15 @@ def inplace_modified(msg, ctx):
     return f"{what} was changed in place after the graph saved it.", why, fix
 
 
-def no_grad_fn(msg, ctx):
-    z = c.backward_target(ctx.statement()) or "z"
-    why = (f"{z} does not require grad, so it has no grad_fn: there is no graph to walk back. That "
-           f"happens when none of the tensors {z} was computed from requires grad, when it was computed "
-           f"inside torch.no_grad(), or from a .detach(), .item() or .numpy() copy.")
-    fix = ("# mark the inputs you want gradients for, before computing from them:\n"
-           "x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
-           "# or, on an existing tensor x:  x.requires_grad_()\n"
-           f"# then compute {z} again from x and call {z}.backward()")
-    return f"{z} is not part of any graph: nothing it came from requires grad.", why, fix
+no_grad_fn = Told(
+    "z", "{name} is not part of any graph: nothing it came from requires grad.",
+    "{name} does not require grad, so it has no grad_fn: there is no graph to walk back. That happens when "
+    "none of the tensors {name} was computed from requires grad, when it was computed inside "
+    "torch.no_grad(), or from a .detach(), .item() or .numpy() copy.",
+    "# mark the inputs you want gradients for, before computing from them:\n"
+    "x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
+    "# or, on an existing tensor x:  x.requires_grad_()\n"
+    "# then compute {name} again from x and call {name}.backward()")
 
 
 def leaf_inplace(msg, ctx):
@@ -127,12 +155,12 @@ def leaf_inplace(msg, ctx):
     return f"{part} was changed in place, and {w} is a leaf that requires grad.", why, fix
 
 
-def numpy_requires_grad(msg, ctx):
-    z = c.receiver(ctx.statement(), "numpy") or "z"
-    why = (f"{z} requires grad: autograd tracks it. A NumPy array lives outside autograd, so PyTorch wants "
-           f"you to step out of the graph first: .detach() gives a tensor with the same memory and no "
-           f"graph (on a GPU add .cpu()).")
-    return f"numpy() refused {z} because it requires grad.", why, f"{z}.detach().numpy()"
+numpy_requires_grad = Told(
+    "z", "numpy() refused {name} because it requires grad.",
+    "{name} requires grad: autograd tracks it. A NumPy array lives outside autograd, so PyTorch wants you to "
+    "step out of the graph first: .detach() gives a tensor with the same memory and no graph (on a GPU add "
+    ".cpu()).",
+    "{name}.detach().numpy()", attr="numpy")
 
 
 def int_requires_grad(msg, ctx):
@@ -148,39 +176,39 @@ def int_requires_grad(msg, ctx):
     return "an integer tensor cannot require grad.", why, fixed
 
 
-def nonleaf_grad(msg, ctx):
-    y = c.receiver(ctx.statement(), "grad") or "y"
-    t = ctx.tensor(y)
-    made = f" (made by {t.grad_fn.name()})" if t is not None and t.grad_fn is not None else ""
-    why = (f"{y} is not a leaf{made}: it is an intermediate result in the graph. backward() keeps gradients "
-           f"only in leaves (the tensors you created with requires_grad=True); a gradient passes through "
-           f"{y} on its way and is dropped, so {y}.grad is None.")
-    fix = (f"{y}.retain_grad()   # right after {y} is computed, before backward\n"
-           f"# ... backward ...\n{y}.grad")
-    return f"{y}.grad is None because {y} is not a leaf.", why, fix
+nonleaf_grad = Told(
+    "y", "{name}.grad is None because {name} is not a leaf.",
+    "{name} is not a leaf{made}: it is an intermediate result in the graph. backward() keeps gradients only "
+    "in leaves (the tensors you created with requires_grad=True); a gradient passes through {name} on its "
+    "way and is dropped, so {name}.grad is None.",
+    "{name}.retain_grad()   # right after {name} is computed, before backward\n# ... backward ...\n{name}.grad",
+    attr="grad", words=lambda msg, ctx, t: {"made": f" (made by {t.grad_fn.name()})"
+                                            if t is not None and t.grad_fn is not None else ""})
 
 
-def device_mismatch(msg, ctx):
+def _devices(msg, ctx, t) -> dict:
     found = re.search(r"expected (?:device )?(\S+?)!? but got (\S+)", msg) or re.search(
         r"on device (\S+) is not on the expected device (\S+?)!", msg)
     want, got = (found.group(1), found.group(2)) if found and "expected device" in msg else \
         ((found.group(2), found.group(1)) if found else ("one device", "another"))
     fn = re.match(r"Function (\w+) returned", msg)
-    z = c.backward_target(ctx.statement()) or "z"
-    who = f"{fn.group(1)} returned" if fn else "the gradient given to backward is"
-    why = (f"{who} a tensor on {got}, but the tensor it belongs to lives on {want}. Every gradient must be "
-           f"on the same device as its tensor, and autograd does not move them for you.")
-    fix = (f"{z}.backward(torch.ones_like({z}))   # ones_like makes the gradient on {z}'s device\n"
-           f"# or move a gradient you built:  g = g.to({z}.device)\n"
-           f"# in a custom Function: save ctx.device = x.device in forward, return grad.to(ctx.device)")
-    return f"a gradient on {got} met a tensor on {want}.", why, fix
+    return {"want": want, "got": got, "who": f"{fn.group(1)} returned" if fn else "the gradient given to backward is"}
 
 
-def gradient_shape(msg, ctx):
-    z = c.backward_target(ctx.statement()) or "z"
-    why = (f"the gradient passed to backward stands for d(result)/d{z}, so it must have {z}'s shape: "
-           f"one weight per element of {z}.")
-    return f"the gradient given to {z}.backward() has the wrong shape.", why, f"{z}.backward(torch.ones_like({z}))"
+device_mismatch = Told(
+    "z", "a gradient on {got} met a tensor on {want}.",
+    "{who} a tensor on {got}, but the tensor it belongs to lives on {want}. Every gradient must be on the "
+    "same device as its tensor, and autograd does not move them for you.",
+    "{name}.backward(torch.ones_like({name}))   # ones_like makes the gradient on {name}'s device\n"
+    "# or move a gradient you built:  g = g.to({name}.device)\n"
+    "# in a custom Function: save ctx.device = x.device in forward, return grad.to(ctx.device)",
+    words=_devices)
+
+gradient_shape = Told(
+    "z", "the gradient given to {name}.backward() has the wrong shape.",
+    "the gradient passed to backward stands for d(result)/d{name}, so it must have {name}'s shape: one "
+    "weight per element of {name}.",
+    "{name}.backward(torch.ones_like({name}))")
 
 
 KINDS = [
