@@ -236,3 +236,30 @@ def test_a_new_stepper_of_the_same_cell_releases_the_old_one_in_a_kernel(seed, m
     other = al.step(seed["y"].sum(), names=seed, label="y.sum()")
     new = al.step(seed["z"], names=seed, label="z")
     assert old.released and not new.released and not other.released
+
+
+def test_the_next_window_drawn_between_clicks_is_the_one_a_click_would_draw():
+    x = torch.tensor([0.5, 1.5], requires_grad=True)
+    y = x
+    for _ in range(80):
+        y = y * 1.01
+    plain, ahead = al.step(y.sum(), names={}), al.step(y.sum(), names={})
+    plain.widget, ahead.widget
+    assert not ahead._next.enabled  # off outside a live kernel: tests draw as before
+    ahead._next.enabled = True
+    taken = 0
+    for _ in range(60):
+        window = ahead._drawing
+        timer = ahead._next._timer
+        if timer is not None:
+            timer.join()  # as if the learner paused: the next window is drawn meanwhile
+        planned = ahead._next._drawing
+        plain.buttons["next"].click()
+        ahead.buttons["next"].click()
+        if ahead._drawing is not window:
+            assert ahead._drawing is planned  # the window move took the drawing made in advance
+            taken += 1
+        assert ahead._image.value == plain._image.value  # the same pixels, click after click
+    assert taken >= 1
+    ahead.release()
+    assert ahead._next._timer is None

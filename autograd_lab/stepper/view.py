@@ -13,6 +13,7 @@ from .predict import Verdict, compare
 from ..names import caller_names, name_in
 from .trace import Trace, trace as record
 from .live_view import RELEASED, Released, release_widget, supersede
+from .windows import NextWindow
 
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
 
@@ -38,6 +39,7 @@ class Stepper(View):
         self.verdicts: dict[int, Verdict] = {}
         self._layout = None
         self._drawing = None
+        self._next = NextWindow()  # on in a live kernel: the next window drawn between clicks
 
     # --- moving -------------------------------------------------------------------------------
     @property
@@ -89,8 +91,8 @@ class Stepper(View):
         if self.released:
             return
         self.released = True
-        self.trace = Released(len(self.trace.steps))
-        self._layout = self._drawing = None
+        self._next.cancel()
+        self.trace, self._layout, self._drawing = Released(len(self.trace.steps)), None, None
         if self._widget is not None:
             release_widget(self._widget)
 
@@ -104,14 +106,11 @@ class Stepper(View):
         if self.released:
             return RELEASED
         text = walk_text(self.trace, self.title, self.index, self.index if self.predicting else None)
-        if self.applied:
-            text += "\n" + applied_text(self.trace)
-        return text
+        return text + "\n" + applied_text(self.trace) if self.applied else text
 
     def html(self) -> str:
-        if self.released:
-            return f"<p><i>{esc(RELEASED)}</i></p>"
-        return walk_html(self.trace, self.title, self.index, self.index if self.predicting else None)
+        return (f"<p><i>{esc(RELEASED)}</i></p>" if self.released
+                else walk_html(self.trace, self.title, self.index, self.index if self.predicting else None))
 
     @property
     def layout(self) -> Layout:
@@ -127,8 +126,11 @@ class Stepper(View):
         current = self.current.node if self.current else None
         # Keep the drawing while the current node stays in it: a step then only recolours boxes.
         if self._drawing is None or (current is not None and current not in self._drawing.members):
-            self._drawing = Drawing(self.layout, self.layout.around(current, WINDOW))
+            self._drawing = self._next.take(current) or self._window(current)
         return current, done, ready - {current}
+
+    def _window(self, center):
+        return Drawing(self.layout, self.layout.around(center, WINDOW))
 
     def figure(self):
         if self.released:
@@ -148,10 +150,8 @@ class Stepper(View):
 
         n = len(self.trace.steps)
         # the full width of the output: at a fixed cap the graph's labels shrank below body text
-        self._image = w.Image(format="png", layout=w.Layout(max_width="100%"))
-        self._image.add_class("agl-figure")
-        self._panel = w.HTML()
-        self._panel.add_class("agl-step-panel")
+        self._image = _classed(w.Image(format="png", layout=w.Layout(max_width="100%")), "agl-figure")
+        self._panel = _classed(w.HTML(), "agl-step-panel")
         buttons = {}
         for key, text, action in (("reset", "Reset", self.reset), ("prev", "Previous", self.prev),
                                   ("next", "Next", self.next), ("end", "End", self.end)):
@@ -160,15 +160,13 @@ class Stepper(View):
             button.on_click(lambda _b, act=action: act())
             buttons[key] = button
         self.buttons = buttons
-        self._slider = w.IntSlider(value=0, min=0, max=n, description="step", continuous_update=False)
-        self._slider.add_class("agl-slider")
+        self._slider = _classed(w.IntSlider(value=0, min=0, max=n, description="step", continuous_update=False),
+                                "agl-slider")
         self._slider.observe(lambda change: self.goto(change["new"]), names="value")
-        self._play = w.Play(value=0, min=0, max=n, interval=900)
-        self._play.add_class("agl-play")
+        self._play = _classed(w.Play(value=0, min=0, max=n, interval=900), "agl-play")
         w.jslink((self._play, "value"), (self._slider, "value"))
         controls = w.HBox([*buttons.values(), self._play, self._slider])
-        self._log = w.HTML()
-        self._log.add_class("agl-walk")
+        self._log = _classed(w.HTML(), "agl-walk")
         children = [controls, w.HBox([self._image, self._panel]), self._log]
         if self.predicting:
             self._answer = w.Text(placeholder="what does the next node send on? e.g. [0.5, 1.0]",
@@ -177,20 +175,18 @@ class Stepper(View):
             check = w.Button(description="Check")
             check.add_class("agl-predict-check")
             check.on_click(lambda _b: self._check_typed())
-            self._verdict = w.HTML()
-            self._verdict.add_class("agl-verdict")
+            self._verdict = _classed(w.HTML(), "agl-verdict")
             children.append(w.HBox([self._answer, check]))
             children.append(self._verdict)
             self.buttons["check"] = check
-        box = w.VBox(children)
-        self._widget = box
+        self._widget = box = w.VBox(children)
+        self._next.enabled = live()
         self._refresh()
         return box
 
     def _check_typed(self):
-        text = self._answer.value.strip()
         try:
-            answer = evaluate_typed(text, self.trace.names)  # the learner's namespace
+            answer = evaluate_typed(self._answer.value.strip(), self.trace.names)  # the learner's namespace
         except Exception as err:  # a typo in the box: say so, reveal nothing
             self._verdict.value = f"<b>could not read that</b>: {esc(type(err).__name__)}: {esc(err)}"
             return
@@ -200,8 +196,7 @@ class Stepper(View):
     def _refresh(self):
         if self._widget is None or self.released:
             return
-        reveal = True
-        self._panel.value = panel_html(self.trace, self.index, reveal) + (
+        self._panel.value = panel_html(self.trace, self.index, True) + (
             next_prompt(self.trace, self.index) if self.predicting else "")
         self._image.value = self.figure_png()
         self._log.value = recent_html(self.trace, self.index)
@@ -209,6 +204,7 @@ class Stepper(View):
             self._slider.value = self.index
         self.buttons["prev"].disabled = self.buttons["reset"].disabled = self.index == 0
         self.buttons["next"].disabled = self.buttons["end"].disabled = self.index == len(self.trace.steps)
+        self._next.plan(self.trace.steps, self.index, self._drawing, self._window)
 
     def panel(self) -> str:
         """The current step's panel as plain text."""
@@ -231,11 +227,15 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
     # --apply: the recording is the learner's backward itself (one engine run, graph freed)
     recorded = record(output, gradient, names=names, label=label, apply=apply)
     stepper = Stepper(recorded, predict=predict, apply=apply, label=label)
-    if apply and not live():  # no widget to step through: the text shows the whole walk at once
-        stepper.end()
-    if live():
-        supersede(stepper, label)
+    if not live():
+        return stepper.end() if apply else stepper  # no widget to step through: the whole walk at once
+    supersede(stepper, label)
     return stepper
+
+
+def _classed(widget, name: str):
+    widget.add_class(name)
+    return widget
 
 
 def _judged(verdict: Verdict, expected) -> bool:

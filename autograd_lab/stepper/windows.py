@@ -1,0 +1,72 @@
+"""The stepper's next window, drawn before the click that needs it. A big graph is drawn a window
+at a time around the current node; a click whose node is outside the window waits for a new
+drawing (figure, labels, render: 100 to 250 ms on a busy machine). Once the kernel has been idle
+a moment after a click, the next window (around the first later step outside this one) is drawn in
+a background thread, and the click that reaches it takes it. Only one thread draws at a time: a
+click that needs matplotlib first waits for a drawing under way. Off unless the view turns it on
+(in a live kernel), so tests and static faces draw exactly as before."""
+from __future__ import annotations
+
+import threading
+from itertools import islice
+
+IDLE = 0.15  # seconds without a click before the next window is drawn: clicks in a row win
+AHEAD = 400  # steps looked at to find the next window (a click stays cheap on long walks)
+
+
+class NextWindow:
+    """The drawing of the window a later click will need, made in a background thread.
+
+    >>> n = NextWindow()
+    >>> n.take("a node") is None  # nothing planned: the click draws its own window
+    True
+    """
+
+    def __init__(self):
+        self.enabled = False
+        self._key = None  # the node the planned window is centred on
+        self._drawing = None
+        self._timer: threading.Timer | None = None
+        self._started = False
+
+    def plan(self, steps, index: int, drawing, make) -> None:
+        """After a click: draw make(node) once idle, for the first step from index whose node is
+        not in drawing (the window shown)."""
+        if not self.enabled or drawing is None:
+            return
+        members = drawing.members
+        key = next((s.node for s in islice(steps, index, index + AHEAD) if s.node not in members), None)
+        if key is None or (key is self._key and (self._started or self._drawing is not None)):
+            return
+        self._stop()
+        if key is self._key and self._drawing is not None:  # finished while we waited
+            return
+        self._key, self._drawing, self._started = key, None, False
+        timer = threading.Timer(IDLE, self._build, (key, make))
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+    def _build(self, key, make) -> None:
+        self._started = True
+        drawing = make(key)
+        drawing.png(key)  # rendered now: the click that takes it only recolours its boxes
+        if self._key is key:
+            self._drawing = drawing
+
+    def _stop(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+            timer.join()  # a drawing under way finishes first: one thread in matplotlib at a time
+
+    def take(self, key):
+        """The drawing planned for key (None if another or none was planned)."""
+        self._stop()
+        drawing = self._drawing if self._key is key else None
+        self._key = self._drawing = None
+        self._started = False
+        return drawing
+
+    def cancel(self) -> None:
+        self.take(None)
