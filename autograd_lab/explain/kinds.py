@@ -1,6 +1,7 @@
 """One builder per autograd error: from the message and the learner's context, the one-line summary,
 why it happened in terms of the graph (with the learner's names when known), and the fix as code.
-Most builders are a Told: the learner's name for one tensor put into three templates. KINDS lists (kind, how the message starts, builder); the first match wins."""
+Most builders are a Told: the learner's name for one tensor put into three templates. KINDS lists
+(kind, how the message starts, builder); the first match wins."""
 from __future__ import annotations
 
 import re
