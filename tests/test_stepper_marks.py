@@ -185,3 +185,34 @@ def test_after_apply_the_mark_needs_the_holders_read_before_the_run():
     assert recomputations(applied) == {}  # backward() released the holders: nothing can be told after
     nodes = [s.node for s in applied.steps]
     assert first_unpacks(nodes, {"lin": lin}, holders) == kept and len(kept) == 1
+
+
+class Product(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g * b, g * a
+
+
+def test_a_function_of_two_tensors_sends_each_its_own_gradient():
+    a = torch.tensor([1.0, -2.0], dtype=torch.double, requires_grad=True)
+    b = torch.tensor([3.0, 0.5], dtype=torch.double, requires_grad=True)
+    ea, eb = a.exp(), b.sin()
+    p = Product.apply(ea, eb)
+    z = (p ** 2).sum()
+    t = al.trace(z, names={"a": a, "b": b, "ea": ea, "eb": eb, "p": p})
+    (step,) = [s for s in t.steps if learner_function(s.node) is Product]
+    want = torch.autograd.grad(z, [p, ea, eb], retain_graph=True)
+    torch.testing.assert_close(step.grad_outputs[0], want[0])
+    for got, expected in zip(step.grad_inputs, want[1:], strict=True):
+        torch.testing.assert_close(got, expected)
+    assert formula(step.node, lambda v: None).splitlines()[1:] == [
+        "to ea: what your backward returned for it", "to eb: what your backward returned for it"]
+    s = al.step(z, names={"a": a, "b": b, "ea": ea, "eb": eb, "p": p})
+    s.goto(step.index + 1)
+    assert "saved: 2 tensors with ctx.save_for_backward (your backward reads them as ctx.saved_tensors)" in s.panel()

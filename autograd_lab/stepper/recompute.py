@@ -6,6 +6,10 @@ unpacks one of those holders, the hook runs fn's forward again and fills them al
 node to the graph. So the step that recomputed a checkpoint is the first one, in the engine's order,
 whose node saved a holder of that checkpoint: a node unpacks what it saved when it runs.
 
+(A learner's own autograd.Function inside a checkpoint unpacks only when its backward reads
+ctx.saved_tensors; one that saved values and never reads them would be marked without running the
+forward. Every built-in node unpacks what it saved when it runs.)
+
 The holders are read as packed (SavedTensor.data), never unpacked: unpacking would run the forward
 once more. After a backward that freed the graph (--apply) the holders are gone, and nothing is
 marked."""
