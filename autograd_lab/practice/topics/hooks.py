@@ -5,18 +5,18 @@ from __future__ import annotations
 from ...format import fmt
 from ..choices import ChoiceForm
 from ..exercise import Diagnoser, Exercise
-from ..forms import PartsForm, TensorForm
 from ..registry import register
-from ..run import run, tensor_code, variant_values
+from ..run import run
+from .common import tensor_pair, x_grad, x_line
 
 @register("hook_doubles", "A hook that doubles a gradient", place=800)
 def hook_doubles(seed=None) -> Exercise:
-    x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
+    line = x_line(seed)
     k = 3 if seed is None else (4, 5, 7)[int(seed) % 3]  # the factor: the gradient does not depend on x
-    setup = f"{x_line}\ny = x * {k}\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
+    setup = f"{line}\ny = x * {k}\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
     ns = run(setup)
     expected = ns["x"].grad.clone()
-    plain = run(f"{x_line}\n(x * {k}).sum().backward()")["x"].grad
+    plain = run(f"{line}\n(x * {k}).sum().backward()")["x"].grad
     diagnosers = [
         Diagnoser("This is the gradient without the hook. A hook that returns a tensor replaces the "
                   "gradient flowing through y, and everything before y sees the new one.", plain),
@@ -29,25 +29,19 @@ def hook_doubles(seed=None) -> Exercise:
              "The hook runs when y's gradient is ready, before it goes on to x, and its return value replaces it."]
     solution = (f"y.sum() sends ones to y; the hook makes them twos; MulBackward0 multiplies by {k}: "
                 f"x.grad = {fmt(expected)} (without the hook {fmt(plain)}).")
-    return Exercise(
-        name="hook_doubles", title="",
-        seed=seed, intro="A tensor hook on y that returns a new gradient.",
-        setup=setup, question="What is x.grad?", answer_form="x.grad: a float tensor with x's shape (3,)",
-        form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
-        diagnosers=diagnosers, praise="A hook's return value replaces the gradient for everything upstream.")
+    return x_grad(expected, name="hook_doubles", seed=seed, intro="A tensor hook on y that returns a new gradient.",
+                  setup=setup, hints=hints, solution_text=solution, diagnosers=diagnosers,
+                  praise="A hook's return value replaces the gradient for everything upstream.")
 
 
 @register("retain_grad_and_hook", "retain_grad() and a hook on the same tensor", place=810)
 def retain_grad_and_hook(seed=None) -> Exercise:
-    x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
-    setup = (f"{x_line}\nh = x * 2\nh.retain_grad()\nh.register_hook(lambda g: g + 1)\n"
+    setup = (f"{x_line(seed)}\nh = x * 2\nh.retain_grad()\nh.register_hook(lambda g: g + 1)\n"
              "z = (h**2).sum()\nz.backward()")
     ns = run(setup)
     hg, xg = ns["h"].grad.clone(), ns["x"].grad.clone()
     raw = 2 * ns["h"].detach()
-    form = PartsForm([("h.grad", TensorForm("h.grad", "h")), ("x.grad", TensorForm("x.grad"))])
     diagnosers = [
-        Diagnoser("You swapped the two: h.grad first, then x.grad.", (xg, hg)),
         Diagnoser("h.grad is what h's gradient became after every hook: retain_grad() stores it last, "
                   "whenever it was called.", part=0, value=raw),
         Diagnoser("x.grad is h's (hooked) gradient times dh/dx = 2.", part=1, value=2 * raw),
@@ -57,12 +51,10 @@ def retain_grad_and_hook(seed=None) -> Exercise:
              "retain_grad() keeps the gradient after every other hook on the tensor has run."]
     solution = (f"dz/dh = 2h = {fmt(raw)}; the hook adds 1; h.grad keeps the result, {fmt(hg)} (retain_grad "
                 f"stores it after the other hooks, even though it was called first). x.grad = 2 * h.grad = {fmt(xg)}.")
-    return Exercise(
-        name="retain_grad_and_hook", title="",
-        seed=seed, intro="h keeps its gradient (retain_grad) and has a hook that adds 1.",
-        setup=setup, question="What are h.grad and x.grad?",
-        answer_form="the pair (h.grad, x.grad), each a tensor of shape (3,)", form=form, expected=(hg, xg),
-        hints=hints, solution_text=solution, diagnosers=diagnosers, kind="the pair of gradients",
+    return tensor_pair(
+        ("h.grad", "h", hg), ("x.grad", "x", xg), diagnosers, name="retain_grad_and_hook", seed=seed,
+        intro="h keeps its gradient (retain_grad) and has a hook that adds 1.", setup=setup,
+        question="What are h.grad and x.grad?", hints=hints, solution_text=solution, kind="the pair of gradients",
         praise="retain_grad() stores the gradient after every other hook of the tensor.")
 
 
@@ -105,7 +97,7 @@ def exploding_layer(seed=None) -> Exercise:
                 f"sends back). Their norm ratio per layer: {shown}. The gradient grows at net[{at}] "
                 f"({expected}).\n{FIND.strip()}\nprint(ratios)")
     return Exercise(
-        name="exploding_layer", title="", intro="Four layers; one of them has weights 50 times too big.",
+        name="exploding_layer", intro="Four layers; one of them has weights 50 times too big.",
         setup=setup, question="Use a hook to find the layer at which the gradient flowing back grows the most "
                               "(the norm of what it sends back over the norm of what it received).\n"
                               + ChoiceForm(options).describe(),

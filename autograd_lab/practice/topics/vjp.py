@@ -10,10 +10,11 @@ from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
 from ..registry import register
 from ..run import run, tensor_code, variant_values
+from .common import tensor_pair, x_grad, x_line
 
 @register("vjp_weights", "backward(v) with weights other than ones", place=600)
 def vjp_weights(seed=None) -> Exercise:
-    setup = f"{_x_line(seed)}\ny = x**2\ny.backward(torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64))"
+    setup = f"{x_line(seed)}\ny = x**2\ny.backward(torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64))"
     ns = run(setup)
     x, expected = ns["x"].detach(), ns["x"].grad.clone()
     v = torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64)
@@ -30,17 +31,10 @@ def vjp_weights(seed=None) -> Exercise:
              "v @ J for a diagonal J is v[i] * 2 * x[i], element by element."]
     solution = (f"J = diag(2 x) = diag({fmt(2 * x)}), so v @ J = v * 2x = {fmt(expected)}.\n"
                 f"backward(v) never builds J: PowBackward0 multiplies what arrives (v) by 2x.")
-    return Exercise(
-        name="vjp_weights", title="",
-        seed=seed, intro="A non-scalar y, and backward() given one weight per element of y.",
-        setup=setup, question="What is x.grad?", answer_form="x.grad: a float tensor with x's shape (3,)",
-        form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
-        diagnosers=diagnosers, praise="backward(v) is v @ J: each weight scales its element's derivative.")
-
-
-def _x_line(seed) -> str:
-    """x = [1, 2, 3], or the seed's own values."""
-    return tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
+    return x_grad(expected, name="vjp_weights", seed=seed,
+                  intro="A non-scalar y, and backward() given one weight per element of y.", setup=setup,
+                  hints=hints, solution_text=solution, diagnosers=diagnosers,
+                  praise="backward(v) is v @ J: each weight scales its element's derivative.")
 
 
 SHAPES = {"a": "(3,)", "b": "(3, 3)", "c": "(1, 3)", "d": "(9,)"}
@@ -68,8 +62,7 @@ def jacobian_shape(seed=None) -> Exercise:
     solution = (f"J has shape {SHAPES[shape]} (3 elements of y by 3 of x); it is diagonal because x**3 acts "
                 f"element by element, and its diagonal is 3 x**2 = {fmt(diagonal)}.")
     return Exercise(
-        name="jacobian_shape", title="",
-        seed=seed, intro="y = x**3 for a vector x of 3 numbers.",
+        name="jacobian_shape", seed=seed, intro="y = x**3 for a vector x of 3 numbers.",
         setup=setup, question="What is the shape of the Jacobian dy/dx, and what is its diagonal?\n"
                               + ChoiceForm(SHAPES).describe(),
         answer_form="a pair: the letter of the shape, then the diagonal as 3 numbers",
@@ -80,13 +73,11 @@ def jacobian_shape(seed=None) -> Exercise:
 
 @register("grad_vs_backward", "torch.autograd.grad returns, backward() accumulates", place=620)
 def grad_vs_backward(seed=None) -> Exercise:
-    setup = (f"{_x_line(seed)}\nz = (x**2).sum()\n(g,) = torch.autograd.grad(z, x, retain_graph=True)\n"
+    setup = (f"{x_line(seed)}\nz = (x**2).sum()\n(g,) = torch.autograd.grad(z, x, retain_graph=True)\n"
              "z.backward(retain_graph=True)\nz.backward()")
     ns = run(setup)
     g, xg = ns["g"].clone(), ns["x"].grad.clone()
-    form = PartsForm([("g", TensorForm("g")), ("x.grad", TensorForm("x.grad"))])
     diagnosers = [
-        Diagnoser("You swapped the two: g first, then x.grad.", (xg, g)),
         Diagnoser("torch.autograd.grad returns the gradient and writes nothing into x.grad: only the "
                   "two backward() calls add into it.", part=1, value=3 * g),
         Diagnoser("x.grad is not replaced by each backward(): the second call adds to the first.",
@@ -97,10 +88,8 @@ def grad_vs_backward(seed=None) -> Exercise:
              "Each backward() adds 2x into x.grad."]
     solution = (f"g = 2x = {fmt(g)}: grad() returns it and writes nothing. The two backward() calls each "
                 f"add 2x: x.grad = {fmt(xg)}.")
-    return Exercise(
-        name="grad_vs_backward", title="",
-        seed=seed, intro="One torch.autograd.grad call and two backward() calls on the same z.",
-        setup=setup, question="What are g and x.grad at the end?",
-        answer_form="the pair (g, x.grad), each a tensor of shape (3,)", form=form, expected=(g, xg),
-        hints=hints, solution_text=solution, diagnosers=diagnosers, kind="the pair of tensors",
+    return tensor_pair(
+        ("g", "x", g), ("x.grad", "x", xg), diagnosers, name="grad_vs_backward", seed=seed,
+        intro="One torch.autograd.grad call and two backward() calls on the same z.", setup=setup,
+        question="What are g and x.grad at the end?", hints=hints, solution_text=solution, kind="the pair of tensors",
         praise="grad() hands the gradient back; backward() accumulates it into the leaves' .grad.")
