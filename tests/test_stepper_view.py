@@ -169,7 +169,7 @@ def test_the_fast_figure_colours_current_done_and_ready_boxes(seed):
     drawing = s._drawing
 
     def colour_inside(node):
-        r0, r1, c0, c1 = drawing._rects[drawing.nodes.index(node)]
+        r0, r1, c0, c1 = drawing.box_pixels[drawing.nodes.index(node)]
         return "#%02x%02x%02x" % img.getpixel((c0 + 3, r0 + 2))
 
     mean, pow_, acc = (st.node for st in s.trace.steps)

@@ -7,36 +7,28 @@ Edges, arrow heads and boxes are one collection each, so a figure costs a few ar
 size, and a Drawing kept between steps only repaints its boxes."""
 from __future__ import annotations
 
-import re
-import struct
-import zlib
 from collections import deque
-from functools import lru_cache
-from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
-from matplotlib.textpath import TextPath
 
 from ..graph import Graph, Node
+from .draw_labels import FONT, clip, node_lines, points, stop_words
+from .png_bands import BandedPng
 
 COLORS = {"done": "#d9ead3", "current": "#f6b26b", "ready": "#fff2cc", "waiting": "#ffffff"}
 LEAF_EDGE = "#3d85c6"
-# Node names in points. PNGs are made at 80 dpi and shown one pixel per CSS pixel, so 13 points are
-# 14.4 px: as large as the body text of JupyterLab and Notebook 7 (14 px). Wider graphs shrink the
-# font to stay within MAX_WIDTH, but never below MIN_FONT: below it the labels are left out.
-FONT = 13.0
+# Wider graphs shrink the font (FONT, in draw_labels) to stay within MAX_WIDTH, but never below
+# MIN_FONT: below it the labels are left out.
 MIN_FONT = 7.0
 MAX_WIDTH = 14.0  # inches, 1120 px
-WRAP = 16  # characters per line of a node's name; lines break between the words of its CamelCase
 MAX_ROWS_FOR_LABELS = 40
-BAND = 32  # pixel rows of the PNG compressed together
-# Characters of a stop's label and of a note line, stops drawn per node, and inches between the
-# labels of one node's stops: so figures stay readable.
-STOP_WORDS, NOTE, STOPS_DRAWN, FAN = 28, 90, 3, 0.17
+# Characters of a stop's label and of a note line, and inches between the labels of one node's
+# stops: so figures stay readable.
+STOP_WORDS, NOTE, FAN = 28, 90, 0.17
 
 
 class Layout:
@@ -77,7 +69,7 @@ class Drawing:
         (what cut the graph there); notes: lines under the title (the frozen parameters)."""
         self.nodes = shown
         self.members = set(shown)
-        self._pixels: Any = None  # the blank rendering, an RGBA array, made on the first png()
+        self._png: BandedPng | None = None  # the blank rendering, made on the first png()
         rows: dict[int, list[Node]] = {}
         for node in shown:
             rows.setdefault(layout.row[node], []).append(node)
@@ -90,7 +82,7 @@ class Drawing:
         texts = {n: node_lines(n) for n in shown}
         lines = max(len(t) for t in texts.values())
         # inches of the widest line per point of font size
-        widest = max(_points(line) for t in texts.values() for line in t) / FONT / 72
+        widest = max(points(line) for t in texts.values() for line in t) / FONT / 72
         font = min(FONT, (MAX_WIDTH / (width + 0.2) * 0.92 - 0.3) / widest)
         self.labelled = font >= MIN_FONT and len(rows) <= MAX_ROWS_FOR_LABELS
         if not self.labelled:
@@ -98,20 +90,20 @@ class Drawing:
         # a box is 0.92 columns wide and holds its widest line; rows leave room for edges and 'stop'
         column = max((widest * font + 0.3) / 0.92, 1.0) if self.labelled else 0.9
         box_inches = lines * font * 1.3 / 72 + 0.12
-        labels = {key: _clip(words, STOP_WORDS) for key, words in (stop_labels or {}).items()}
+        labels = {key: clip(words, STOP_WORDS) for key, words in (stop_labels or {}).items()}
         # rows leave room under a box for its stops' labels, one line each
-        fan = max(len(_stop_words(n, labels)) for n in shown) if self.labelled else 1
+        fan = max(len(stop_words(n, labels)) for n in shown) if self.labelled else 1
         row = box_inches + 0.4 + FAN * max(fan - 1, 0)
         self.row = row
         self.half = half = box_inches / row / 2
-        notes = tuple(_clip(n, NOTE) for n in notes)
+        notes = tuple(clip(n, NOTE) for n in notes)
         heading = 0.35 + 0.22 * len(notes)  # inches above the graph for the title and the notes
         height = row * (len(rows) + 0.2)
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
         # a labelled stop may reach past the rightmost box: widen the figure (in columns) to hold it
-        reach = max([pos[n][0] + 0.36 + _points(words) * 0.85 / 72 / column
-                     for n in shown for words in _stop_words(n, labels)] or [0.0]) if self.labelled else 0.0
+        reach = max([pos[n][0] + 0.36 + points(words) * 0.85 / 72 / column
+                     for n in shown for words in stop_words(n, labels)] or [0.0]) if self.labelled else 0.0
         right = max(max(xs) + 0.6, reach + 0.12)
         size = (max(column * (right - min(xs) + 0.6), 3.2), height + heading)
         self.figure = fig = Figure(figsize=size)
@@ -151,7 +143,7 @@ class Drawing:
         stops, words = [], []
         for node in self.nodes:
             x, y = self._pos[node]
-            for k, text in enumerate(_stop_words(node, labels)):
+            for k, text in enumerate(stop_words(node, labels)):
                 stops.append([(x, y - self.half), (x + 0.3, y - self.half - (0.2 + FAN * k) / self.row)])
                 words.append(text)
         if not stops:
@@ -188,96 +180,34 @@ class Drawing:
 
     def png(self, current: Node | None = None, done=frozenset(), ready=frozenset(), dpi: int = 80) -> bytes:
         """The painted figure as PNG bytes, fast: the figure is rendered once with blank boxes, and
-        each call fills the blank pixels inside the boxes, compressing again only the bands of rows
-        whose boxes changed colour (compressing the whole image was most of a click)."""
-        if self._pixels is None:
-            self._render_blank(dpi)
-        colors = self._colors(current, done, ready)
-        check, packed = 1, []
-        for band, (start, boxes) in enumerate(self._bands):
-            key = tuple(colors[i] for i in boxes)
-            cached = self._packed.get(band)
-            if cached is None or cached[0] != key:
-                cached = self._packed[band] = (key, *self._pack(start, boxes, colors))
-            check = zlib.adler32(cached[1], check)
-            packed.append(cached[2])
-        # one zlib stream: its header, the bands (each ends on a full flush, so they join), an empty
-        # final block, the checksum of the whole
-        data = b"\x78\x01" + b"".join(packed) + b"\x03\x00" + struct.pack(">I", check)
-        height, width = self._pixels.shape[:2]
-        return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
-                + _chunk(b"IDAT", data) + _chunk(b"IEND", b""))
+        each call fills the blank pixels inside the boxes (see BandedPng)."""
+        if self._png is None:
+            self._png = self._render_blank(dpi)
+        return self._png.encode(self._colors(current, done, ready))
 
-    def _pack(self, start: int, boxes: list[int], colors: list[str]) -> tuple[bytes, bytes]:
-        """One band of rows painted: (its PNG scanlines, the same deflated)."""
-        band = self._pixels[start:start + BAND].copy()
-        for i in boxes:
-            if colors[i] == COLORS["waiting"]:
-                continue
-            r0, r1, c0, c1 = self._rects[i]
-            region = band[max(r0 - start, 0):max(min(r1 - start, len(band)), 0), c0:c1]
-            blank = (region[..., :3] == 255).all(axis=-1)
-            region[blank, :3] = _rgb(colors[i])
-        raw = np.hstack([np.zeros((len(band), 1), np.uint8), band.reshape(len(band), -1)]).tobytes()  # filter 0
-        packer = zlib.compressobj(1, zlib.DEFLATED, -15)
-        return raw, packer.compress(raw) + packer.flush(zlib.Z_FULL_FLUSH)
+    @property
+    def box_pixels(self) -> list[tuple[int, int, int, int]]:
+        """Each shown node's box in the PNG as (top, bottom, left, right) pixel rows and columns."""
+        if self._png is None:
+            self._png = self._render_blank(80)
+        return self._png.rects
 
-    def _render_blank(self, dpi: int) -> None:
+    def _render_blank(self, dpi: int) -> BandedPng:
         self.boxes.set_facecolor(COLORS["waiting"])
         self.figure.set_dpi(dpi)
         canvas = FigureCanvasAgg(self.figure)
         canvas.draw()
-        self._pixels = np.asarray(canvas.buffer_rgba()).copy()
-        height = self._pixels.shape[0]
+        pixels = np.asarray(canvas.buffer_rgba()).copy()
+        height = pixels.shape[0]
         to_pixels = self.figure.axes[0].transData.transform
-        self._rects = []
+        rects = []
         for node in self.nodes:
             x, y = self._pos[node]
             # the box with its rounded padding, two pixels in, so the corners' outside stays blank
             (left, bottom), (right, top) = to_pixels([(x - 0.48, y - self.half - 0.02),
                                                       (x + 0.48, y + self.half + 0.02)])
-            self._rects.append((int(height - top) + 2, int(height - bottom) - 1, int(left) + 2, int(right) - 1))
-        self._bands = [(start, [i for i, (r0, r1, _, _) in enumerate(self._rects) if r0 < start + BAND and r1 > start])
-                       for start in range(0, height, BAND)]
-        self._packed: dict[int, tuple] = {}
-
-
-def node_lines(node: Node) -> list[str]:
-    """The lines written in a node's box: its name, wrapped between words, then the learner's name."""
-    return wrap_name(node.name) + ([node.label] if node.label else [])
-
-
-def wrap_name(name: str, width: int = WRAP) -> list[str]:
-    """A node name in lines of at most width characters, broken only between its CamelCase words
-    (a single longer word keeps its own line).
-
-    >>> wrap_name("BinaryCrossEntropyWithLogitsBackward0")
-    ['BinaryCross', 'EntropyWith', 'LogitsBackward0']
-    >>> wrap_name("AccumulateGrad")
-    ['AccumulateGrad']
-    """
-    lines: list[str] = []
-    for word in re.findall(r"[A-Z]?[^A-Z]+|[A-Z]+(?![^A-Z])", name) or [name]:
-        if lines and len(lines[-1]) + len(word) <= width:
-            lines[-1] += word
-        else:
-            lines.append(word)
-    return lines
-
-
-@lru_cache(maxsize=4096)
-def _points(line: str) -> float:
-    """Width of a line of text at FONT points, in points (from the glyphs' outlines; no rendering).
-    Cached: the same op names come back in every window, and outlining one costs milliseconds."""
-    return TextPath((0, 0), line, size=FONT).get_extents().width
-
-
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-
-def _rgb(color: str) -> tuple[int, int, int]:
-    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
+            rects.append((int(height - top) + 2, int(height - bottom) - 1, int(left) + 2, int(right) - 1))
+        return BandedPng(pixels, rects, blank=COLORS["waiting"])
 
 
 def draw(layout: Layout, current: Node | None = None, done=frozenset(), ready=frozenset(),
@@ -285,16 +215,3 @@ def draw(layout: Layout, current: Node | None = None, done=frozenset(), ready=fr
          notes: tuple[str, ...] = ()) -> Figure:
     """Draw the graph (or the part of it around current) and return the Figure."""
     return Drawing(layout, layout.around(current, limit), title, stop_labels, notes).paint(current, done, ready)
-
-
-def _stop_words(node: Node, labels: dict) -> list[str]:
-    """What is written at each of a node's stops: at most STOPS_DRAWN, the last one counting the rest."""
-    positions = node.stops
-    words = [labels.get((node, p), "stop") for p in positions[:STOPS_DRAWN]]
-    if len(positions) > STOPS_DRAWN:
-        words[-1] = f"and {len(positions) - STOPS_DRAWN + 1} more stops"
-    return words
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."

@@ -10,7 +10,8 @@ from ..display import View, png
 from ..graph import snapshot
 from ..format import table
 from .cuts import frozen_in, stop_label, stop_reason
-from .draw import STOPS_DRAWN, Layout, draw
+from .draw import Layout, draw
+from .draw_labels import STOPS_DRAWN
 from .rules import learner_function
 from ..names import caller_names, name_in
 from .trace import check_input
