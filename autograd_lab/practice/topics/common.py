@@ -4,6 +4,8 @@ Each helper fills the form, the expected answer and the fields that follow from 
 gives the rest of the statement (Exercise's fields) as keywords."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from ..checking import shape_text
@@ -55,20 +57,26 @@ def tensor_pair(first: tuple[str, str, torch.Tensor], second: tuple[str, str, to
                     **statement)
 
 
-def flags(keys: list[str], expected: tuple[bool, ...], at: int, about_it: str, about_rest: str,
-          **statement) -> Exercise:
-    """Yes/no answers, one per key in order, where the case at index `at` is the surprise: a wrong
-    answer there is told about_it, a wrong answer to any other about_rest.
+def flags(cases: dict[str, str], answer: Callable[[str], bool], surprise: str, about: tuple[str, str],
+          solution: tuple[str, str], **statement) -> Exercise:
+    """Yes/no answers, one per case (name: code) in order, each what answer(code) gives; the case
+    `surprise` is the one learners get wrong: about is what a wrong answer there is told, then what a
+    wrong answer to any other case is told. The solution starts with its label and every case's
+    answer, then goes on with its text.
 
-    >>> ex = flags(["a", "b"], (True, False), 1, "B is no.", "A is yes.", intro="", setup="",
-    ...            question="", hints=[], solution_text="")
-    >>> ex.answer_form, ex.check("yes, yes").message
-    ('two yes/no answers in the order (a, b)', 'Incorrect. B is no.')
+    >>> ex = flags({"a": "1", "b": "0"}, lambda code: code == "1", "b", ("B is no.", "A is yes."),
+    ...            ("Code 1", "Only 1 is yes."), intro="", setup="", question="", hints=[])
+    >>> ex.answer_form, ex.check("yes, yes").message, ex.solution_text.splitlines()
+    ('two yes/no answers in the order (a, b)', 'Incorrect. B is no.', ['Code 1: a: yes, b: no.', 'Only 1 is yes.'])
     """
-    count = COUNTS[len(keys)]
+    keys = list(cases)
+    expected = tuple(answer(code) for code in cases.values())
+    at, count = keys.index(surprise), COUNTS[len(keys)]
     diagnosers = [
-        Diagnoser(about_it, when=lambda v: v[at] != expected[at]),
-        Diagnoser(about_rest, when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
+        Diagnoser(about[0], when=lambda v: v[at] != expected[at]),
+        Diagnoser(about[1], when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
     ]
+    answers = ", ".join(f"{k}: {'yes' if e else 'no'}" for k, e in zip(keys, expected, strict=True))
     return Exercise(form=FlagsForm(keys), expected=expected, diagnosers=diagnosers, kind=f"the {count} yes/no answers",
-                    answer_form=f"{count} yes/no answers in the order ({', '.join(keys)})", **statement)
+                    answer_form=f"{count} yes/no answers in the order ({', '.join(keys)})",
+                    solution_text=f"{solution[0]}: {answers}.\n{solution[1]}", **statement)

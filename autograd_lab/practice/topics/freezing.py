@@ -3,10 +3,11 @@ running a model record a graph (eval() does not stop it), and which no-graph ten
 used in autograd. Every expected answer is what torch does when the code runs."""
 from __future__ import annotations
 
-from ..choices import FlagsForm, NamesForm
+from ..choices import NamesForm
 from ..exercise import Diagnoser, Exercise
 from ..registry import register
 from ..run import has_grad, outcome, run
+from .common import flags
 
 FROZEN = """torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
@@ -36,7 +37,7 @@ def frozen_grads(seed=None) -> Exercise:
                 "where model[0]'s output enters, and model.0's .grad stays None. An optimizer over all "
                 "parameters skips those whose .grad is None.")
     return Exercise(
-        name="frozen_grads", title="", intro="Fine-tuning the last layer: the first one is frozen.",
+        name="frozen_grads", intro="Fine-tuning the last layer: the first one is frozen.",
         setup=FROZEN, question=f"Which of {', '.join(PARAMS)} have a .grad that is not None afterwards?",
         answer_form="a set of names as strings (\"model.0\" or \"model.2\" stands for both of its parameters)",
         form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
@@ -57,28 +58,19 @@ MODEL = "torch.manual_seed(0)\nmodel = torch.nn.Linear(2, 1)\nx = torch.randn(3,
 
 @register("which_mode_records", "Which ways of running a model record a graph", place=710)
 def which_mode_records(seed=None) -> Exercise:
-    keys = list(MODES)
-    expected = tuple(bool(run(f"{MODEL}\n{MODES[k]}")["out"].requires_grad) for k in keys)
     setup = MODEL + "\n\n" + "\n\n".join(f"# {k}\n{code}" for k, code in MODES.items())
-    eval_at = keys.index("eval")
-    diagnosers = [
-        Diagnoser("model.eval() only switches layers such as dropout and batch norm to their "
-                  "evaluation behaviour: autograd still records the forward pass.",
-                  when=lambda v: v[eval_at] != expected[eval_at]),
-        Diagnoser("Under no_grad and inference_mode nothing is recorded, and detach() returns a tensor "
-                  "outside the graph: none of the three requires grad.",
-                  when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != eval_at)),
-    ]
-    solution = ("out.requires_grad: " + _answers(keys, expected) + ".\nOnly the grad modes (no_grad, "
-                "inference_mode) and detach() give a tensor without a graph. eval() changes what "
-                "dropout and batch norm do, not whether autograd records: "
-                "for evaluation use model.eval() together with torch.no_grad() or torch.inference_mode().")
-    return Exercise(
-        name="which_mode_records", title="", intro="Four ways to run the same layer, each on a fresh model.",
+    return flags(
+        MODES, lambda code: bool(run(f"{MODEL}\n{code}")["out"].requires_grad), "eval",
+        ("model.eval() only switches layers such as dropout and batch norm to their evaluation behaviour: "
+         "autograd still records the forward pass.",
+         "Under no_grad and inference_mode nothing is recorded, and detach() returns a tensor outside the "
+         "graph: none of the three requires grad."),
+        ("out.requires_grad", "Only the grad modes (no_grad, inference_mode) and detach() give a tensor without "
+         "a graph. eval() changes what dropout and batch norm do, not whether autograd records: for evaluation "
+         "use model.eval() together with torch.no_grad() or torch.inference_mode()."),
+        name="which_mode_records", intro="Four ways to run the same layer, each on a fresh model.",
         setup=setup, question="In each case, does out require grad (does it carry a graph)? "
-                              f"Answer in the order {', '.join(keys)}.",
-        answer_form=f"four yes/no answers in the order ({', '.join(keys)})", form=FlagsForm(keys),
-        expected=expected, diagnosers=diagnosers, solution_text=solution, kind="the four yes/no answers",
+                              f"Answer in the order {', '.join(MODES)}.",
         hints=["Which of the four changes autograd's recording, and which changes only the layers' behaviour?",
                "model.eval() sets model.training = False; it does not touch requires_grad."],
         praise="eval() is about dropout and batch norm; no_grad, inference_mode and detach() are about the graph.")
@@ -99,33 +91,20 @@ MAKES = {
 
 @register("target_without_graph", "A target made without a graph, then used in a loss", place=720)
 def target_without_graph(seed=None) -> Exercise:
-    keys = list(MAKES)
-    expected = tuple(outcome(TARGET.format(make=MAKES[k]))[1] is None for k in keys)
     setup = TARGET.format(make="# target is made in one of three ways:\n"
                                + "\n".join(f"#   {k}: {code.splitlines()[-1].strip()}" for k, code in MAKES.items()))
-    at = keys.index("inference_mode")
-    diagnosers = [
-        Diagnoser("A tensor made under torch.inference_mode() is an inference tensor: autograd refuses "
-                  "to save it for backward (\"Inference tensors cannot be saved for backward\"), and "
-                  "the multiplication needs to save target.", when=lambda v: v[at] != expected[at]),
-        Diagnoser("A tensor made under no_grad, or by detach(), is an ordinary tensor that does not "
-                  "require grad: it can be used, and saved, in a later graph.",
-                  when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
-    ]
-    solution = ("Works: " + _answers(keys, expected) + ".\n"
-                "no_grad and detach() give normal tensors without a graph. inference_mode gives inference "
-                "tensors, faster to make but barred from autograd later: a node may not save one. Use "
-                "inference_mode only for values that never meet autograd again.")
-    return Exercise(
-        name="target_without_graph", title="",
-        intro="A target computed by the model itself, without a graph, used in a loss.",
-        setup=setup, question=f"Does loss.backward() run without an error when target is made with {', '.join(keys)}?",
-        answer_form=f"three yes/no answers in the order ({', '.join(keys)})", form=FlagsForm(keys),
-        expected=expected, diagnosers=diagnosers, solution_text=solution, kind="the three yes/no answers",
+    return flags(
+        MAKES, lambda code: outcome(TARGET.format(make=code))[1] is None, "inference_mode",
+        ("A tensor made under torch.inference_mode() is an inference tensor: autograd refuses to save it for "
+         "backward (\"Inference tensors cannot be saved for backward\"), and the multiplication needs to save "
+         "target.",
+         "A tensor made under no_grad, or by detach(), is an ordinary tensor that does not require grad: it can "
+         "be used, and saved, in a later graph."),
+        ("Works", "no_grad and detach() give normal tensors without a graph. inference_mode gives inference "
+         "tensors, faster to make but barred from autograd later: a node may not save one. Use inference_mode "
+         "only for values that never meet autograd again."),
+        name="target_without_graph", intro="A target computed by the model itself, without a graph, used in a loss.",
+        setup=setup, question=f"Does loss.backward() run without an error when target is made with {', '.join(MAKES)}?",
         hints=["All three give a target that does not require grad. Are they all ordinary tensors?",
                "Look at target.is_inference() in each case."],
         praise="no_grad and detach() for values used again; inference_mode for values that never meet autograd.")
-
-
-def _answers(keys: list[str], flags: tuple) -> str:
-    return ", ".join(f"{k}: {'yes' if e else 'no'}" for k, e in zip(keys, flags, strict=True))
