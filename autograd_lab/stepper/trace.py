@@ -26,20 +26,23 @@ __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
 from .guard import Found, SetAside, install
 from .ready import Replay
 from .recorder import Recorder
-from .registry import TorchRegistration
+from .registry import STATE, TorchRegistration
 from .hooks import HookFailed, LearnerHooks
 
 
-@dataclass(eq=False)
 class Step:
-    index: int  # 0-based position in the engine's order
-    node: Node
-    grad_outputs: tuple  # gradients arriving at the node (tensor, Summary or None)
-    grad_inputs: tuple  # what it sends on, aligned with node.next (empty for an accumulator)
-    grad_before: object = None  # accumulator only: the leaf's .grad before this backward
-    grad_after: object = None  # accumulator only: what backward() would leave in .grad
+    """One node the engine ran. A plain class with slots: a recording makes one per node."""
 
-    trace: "Trace | None" = field(default=None, repr=False)
+    __slots__ = ("grad_after", "grad_before", "grad_inputs", "grad_outputs", "index", "node", "trace")
+
+    def __init__(self, index: int, node: Node, grad_outputs: tuple, grad_inputs: tuple, trace: Trace):
+        self.index = index  # 0-based position in the engine's order
+        self.node = node
+        self.grad_outputs = grad_outputs  # gradients arriving at the node (tensor, Summary or None)
+        self.grad_inputs = grad_inputs  # what it sends on, aligned with node.next (empty for an accumulator)
+        self.grad_before: object = None  # accumulator only: the leaf's .grad before this backward
+        self.grad_after: object = None  # accumulator only: what backward() would leave in .grad
+        self.trace = trace
 
     @property
     def name(self) -> str:
@@ -156,13 +159,14 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     found = Found(graph)
     recording = Recorder()
     handles, node_dicts = [], []
+    probe_all, old_leaves, made_before = found.probe_all, STATE.old_leaves, STATE.before_seq
     try:
         with TorchRegistration():  # the lab's own hooks stay out of the registry
             for node in graph.nodes:
                 handle = node.fn.register_hook(recording.hook(node))
                 handles.append(handle)
-                if not found.probe(node):  # no node hook of the learner's can be there
-                    continue
+                if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
+                    continue  # no node hook of the learner's can be there (guard.Found.probe, inline)
                 posts = handle.hooks_dict_ref()
                 if len(posts) > 1:
                     node_dicts.append((node, posts, handle.id))
@@ -197,8 +201,10 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
         for handle in handles:
             handle.remove()
 
-    steps = [Step(i, node, g_out, g_in) for i, (node, g_out, g_in) in enumerate(recording.order)]
-    grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads)}
+    result = Trace(output, gradient, graph, [], names, hooks_ran=hooks.ran, applied=apply)
+    steps = result.steps
+    steps.extend([Step(i, node, g_out, g_in, result) for i, (node, g_out, g_in) in enumerate(recording.order)])
+    grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True)}
     for step in steps:
         if step.node.is_accumulator:
             before = grad_before.get(step.node)
@@ -208,7 +214,4 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
                 step.grad_after = incoming
             else:
                 step.grad_after = keep(before.detach() + incoming)
-    result = Trace(output, gradient, graph, steps, names, hooks_ran=hooks.ran, applied=apply)
-    for step in steps:
-        step.trace = result
     return result
