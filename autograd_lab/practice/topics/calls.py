@@ -10,24 +10,27 @@ from ..forms import PartsForm, TensorForm
 from ..messages import DOUBLED, MISSING_MEAN, NO_FACTOR, Y_VALUE, for_part
 from ..registry import register
 from ..run import grad, run, tensor_code, variant_values
+from .common import x_grad, x_line
+
+TYPED = "x.grad typed as 3 numbers, e.g. a list"
 
 @register("weighted_mean_square", "Two leaves: a weighted mean of squares", place=40)
 def weighted_mean_square(seed=None) -> Exercise:
     w_line = tensor_code("w", variant_values(seed, [3.0, 1.0, 0.5], salt=1))
-    x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
-    setup = f"{w_line}\n{x_line}\nz = (w * x**2).mean()\nz.backward()"
+    line = x_line(seed)
+    setup = f"{w_line}\n{line}\nz = (w * x**2).mean()\nz.backward()"
     ns = run(setup)
     gw, gx = ns["w"].grad.clone(), ns["x"].grad.clone()
-    summed = run(f"{w_line}\n{x_line}\n(w * x**2).sum().backward()")
+    summed = run(f"{w_line}\n{line}\n(w * x**2).sum().backward()")
     form = PartsForm([("w.grad", TensorForm("w.grad", "w")), ("x.grad", TensorForm("x.grad", "x"))])
     diagnosers = [
         Diagnoser("You swapped the two: give w.grad first, then x.grad.", (gx, gw)),
         Diagnoser("For w.grad the 1/n of the mean is missing.", part=0, value=summed["w"].grad),
         Diagnoser("For x.grad the 1/n of the mean is missing.", part=1, value=summed["x"].grad),
         Diagnoser("For x.grad the weights are missing: each term w_i * x_i**2 keeps its w_i when "
-                  "you differentiate with respect to x_i.", part=1, value=grad(f"{x_line}\n(x**2).mean().backward()")),
+                  "you differentiate with respect to x_i.", part=1, value=grad(f"{line}\n(x**2).mean().backward()")),
         Diagnoser(for_part("x.grad", NO_FACTOR), part=1,
-                  value=grad(f"{w_line}\n{x_line}\n(w * x**2 / 2).mean().backward()")),
+                  value=grad(f"{w_line}\n{line}\n(w * x**2 / 2).mean().backward()")),
         Diagnoser("For w.grad you gave the weights themselves; differentiate z with respect to w_i "
                   "(x is the constant then).", part=0, value=ns["w"].detach()),
     ]
@@ -47,22 +50,22 @@ def weighted_mean_square(seed=None) -> Exercise:
 
 @register("nonscalar_backward", "backward() on a non-scalar output", place=60)
 def nonscalar_backward(seed=None) -> Exercise:
-    x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
-    setup = f"{x_line}\ny = x**2 + 3 * x\ny.backward(torch.ones_like(y))"
+    line = x_line(seed)
+    setup = f"{line}\ny = x**2 + 3 * x\ny.backward(torch.ones_like(y))"
     ns = run(setup)
     x, y, expected = ns["x"].detach(), ns["y"].detach(), ns["x"].grad.clone()
     diagnosers = [
         Diagnoser(Y_VALUE.replace("dz/dx_i: how fast z", "dy_i/dx_i: how fast y_i"), y),
         Diagnoser("All ones is the gradient you passed in, torch.ones_like(y): backward() multiplies "
                   "it by dy/dx on the way to x.", torch.ones_like(x)),
-        Diagnoser("The 3 * x term has a derivative too.", grad(f"{x_line}\n(x**2).sum().backward()")),
+        Diagnoser("The 3 * x term has a derivative too.", grad(f"{line}\n(x**2).sum().backward()")),
         Diagnoser("This is twice the gradient: did you run both y.backward(torch.ones_like(y)) and "
                   "y.sum().backward() on the same x? .grad added up both; each one alone gives the answer.",
                   grad(f"{setup}\n(x**2 + 3 * x).sum().backward()")),
         Diagnoser("backward() does not add the gradient up: torch.ones_like(y) weighs each y_i by 1 "
                   "and x.grad keeps one entry per element of x.", expected.sum()),
         Diagnoser("That would be the gradient of y.mean(); torch.ones_like(y) matches y.sum().",
-                  grad(f"{x_line}\n(x**2 + 3 * x).mean().backward()")),
+                  grad(f"{line}\n(x**2 + 3 * x).mean().backward()")),
     ]
     hints = ["y has 3 elements, so y.backward() alone fails (grad can be implicitly created only for "
              "scalar outputs). Passing torch.ones_like(y) is the same as calling y.sum().backward().",
@@ -70,28 +73,25 @@ def nonscalar_backward(seed=None) -> Exercise:
              "dy_i/dx_i = 2 * x_i + 3, one entry per element of x."]
     solution = (f"y.backward(torch.ones_like(y)) computes the gradient of sum_i 1 * y_i, the same as "
                 f"y.sum().backward(): dy_i/dx_i = 2 x_i + 3.\nx.grad = {fmt(expected)}\n\n{setup}\nx.grad")
-    return Exercise(
-        seed=seed,
-        intro="y has one entry per element of x, so backward() needs to be told how to weigh them.",
-        setup=setup, question="Predict x.grad, by hand. (y.sum().backward() on a fresh x gives the same.)",
-        answer_form="x.grad typed as 3 numbers, e.g. a list", form=TensorForm("x.grad"),
-        expected=expected, hints=hints, solution_text=solution, diagnosers=diagnosers,
-        praise="Passing torch.ones_like(y) is the same as backward() on y.sum().")
+    return x_grad(expected, seed=seed,
+                  intro="y has one entry per element of x, so backward() needs to be told how to weigh them.",
+                  setup=setup, question="Predict x.grad, by hand. (y.sum().backward() on a fresh x gives the same.)",
+                  answer_form=TYPED, hints=hints, solution_text=solution, diagnosers=diagnosers,
+                  praise="Passing torch.ones_like(y) is the same as backward() on y.sum().")
 
 
 @register("accumulate", "Two backward calls without zeroing", place=70)
 def accumulate(seed=None) -> Exercise:
-    x_line = tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
-    setup = f"{x_line}\nz = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"
-    ns = run(setup)
-    expected = ns["x"].grad.clone()
-    once = grad(f"{x_line}\n(x**2).mean().backward()")
+    line = x_line(seed)
+    setup = f"{line}\nz = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"
+    expected = grad(setup)
+    once = grad(f"{line}\n(x**2).mean().backward()")
     diagnosers = [
         Diagnoser("This is the gradient of one backward() call. .grad is not replaced by the second "
                   "call: the new gradient is added to the old one.", once),
         Diagnoser("Nothing resets .grad between the calls; only x.grad = None or x.grad.zero_() would.",
                   torch.zeros_like(expected)),
-        Diagnoser(MISSING_MEAN, grad(f"{x_line}\nz = (x**2).sum()\nz.backward(retain_graph=True)\nz.backward()")),
+        Diagnoser(MISSING_MEAN, grad(f"{line}\nz = (x**2).sum()\nz.backward(retain_graph=True)\nz.backward()")),
         Diagnoser("Two backward() calls add the gradient twice, not three times.", once * 3),
         Diagnoser(DOUBLED.split(":")[0] + " of both calls together: each call adds the gradient once.", once * 4),
     ]
@@ -101,10 +101,8 @@ def accumulate(seed=None) -> Exercise:
     solution = (f"Each call adds dz/dx_i = 2 x_i / 3, so after two calls x.grad = {fmt(expected)}.\n"
                 f"One call alone gives {fmt(once)}. In a training loop, clear .grad each step "
                 f"(optimizer.zero_grad()).\n\n{setup}\nx.grad")
-    return Exercise(
-        seed=seed,
-        intro="The graph is kept with retain_graph=True and backward() runs twice; .grad is never cleared.",
-        setup=setup, question="Predict x.grad after both calls, by hand.",
-        answer_form="x.grad typed as 3 numbers, e.g. a list", form=TensorForm("x.grad"),
-        expected=expected, hints=hints, solution_text=solution, diagnosers=diagnosers,
-        praise="Gradients accumulate in .grad; that is why training loops zero them each step.")
+    return x_grad(expected, seed=seed,
+                  intro="The graph is kept with retain_graph=True and backward() runs twice; .grad is never cleared.",
+                  setup=setup, question="Predict x.grad after both calls, by hand.", answer_form=TYPED, hints=hints,
+                  solution_text=solution, diagnosers=diagnosers,
+                  praise="Gradients accumulate in .grad; that is why training loops zero them each step.")

@@ -6,7 +6,7 @@ from ...format import fmt
 from ..choices import ChoiceForm
 from ..exercise import Diagnoser, Exercise
 from ..registry import register
-from ..run import run
+from ..run import grad, run
 from .common import tensor_pair, x_grad, x_line
 
 @register("hook_doubles", "A hook that doubles a gradient", place=800)
@@ -14,9 +14,8 @@ def hook_doubles(seed=None) -> Exercise:
     line = x_line(seed)
     k = 3 if seed is None else (4, 5, 7)[int(seed) % 3]  # the factor: the gradient does not depend on x
     setup = f"{line}\ny = x * {k}\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
-    ns = run(setup)
-    expected = ns["x"].grad.clone()
-    plain = run(f"{line}\n(x * {k}).sum().backward()")["x"].grad
+    expected = grad(setup)
+    plain = grad(f"{line}\n(x * {k}).sum().backward()")
     diagnosers = [
         Diagnoser("This is the gradient without the hook. A hook that returns a tensor replaces the "
                   "gradient flowing through y, and everything before y sees the new one.", plain),
