@@ -536,3 +536,13 @@ def test_the_magic_gives_one_short_message_in_the_learners_words(ip, line, words
         ip.run_line_magic("backward", line)
     assert words in str(err.value) and "the output" not in str(err.value) and len(str(err.value)) < 1200
     assert x.grad is None and lin.weight.grad is None
+
+
+def test_load_ext_wraps_torchs_methods_and_unload_ext_puts_them_back(ip):
+    assert STATE.installed and torch.Tensor.__dict__["register_hook"] is registry._register_hook
+    ip.run_line_magic("unload_ext", "autograd_lab")
+    assert not STATE.installed and "retain_grad" not in torch.Tensor.__dict__
+    assert torch.Tensor.register_hook is registry._TORCH_REGISTER
+    assert torch.autograd.Function._register_hook is registry._TORCH_NODE_REGISTER
+    ip.run_line_magic("load_ext", "autograd_lab")
+    assert STATE.installed and torch.Tensor.retain_grad is registry._retain_grad
