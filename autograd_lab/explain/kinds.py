@@ -212,7 +212,8 @@ gradient_shape = Told(
     "{name}.backward(torch.ones_like({name}))")
 
 
-KINDS = [
+Builder = Callable[[str, c.Context], tuple[str, str, str]]
+KINDS: list[tuple[str, tuple, Builder]] = [
     ("backward_twice", (FREED,), backward_twice),
     ("non_scalar", ("grad can be implicitly created only for scalar outputs",), non_scalar),
     ("inplace_modified", ("one of the variables needed for gradient computation has been modified",), inplace_modified),
