@@ -49,8 +49,11 @@ class NextWindow:
 
     def _build(self, key, make) -> None:
         self._started = True
-        drawing = make(key)
-        drawing.png(key)  # rendered now: the click that takes it only recolours its boxes
+        try:
+            drawing = make(key)
+            drawing.png(key)  # rendered now: the click that takes it only recolours its boxes
+        except Exception:  # never a traceback in the learner's cell from a thread: the click draws it
+            return
         if self._key is key:
             self._drawing = drawing
 
