@@ -27,7 +27,7 @@ REENTRANT = "CheckpointFunctionBackward"
 class Found:
     """What the registry knows that a recording of graph must look after: retained and hooked tensors
     of the graph, whether a non-reentrant checkpoint recomputes part of it (then every module, for
-    their buffers), and which nodes may carry the learner's node hooks (probe())."""
+    their buffers), and whether every node may carry a node hook of the learner's (probe_all)."""
 
     __slots__ = ("checkpoint", "hooked", "modules", "probe_all", "retained")
 
@@ -44,15 +44,6 @@ class Found:
         self.modules = _modules() if self.checkpoint else []
         # a node hook registered since the lab was installed, still in place somewhere
         self.probe_all = any(STATE.node_hooks)
-
-    def probe(self, node) -> bool:
-        """Whether node may carry a node hook of the learner's: one was registered since the lab was
-        installed and is still in place, or node was made before (its hooks were not seen)."""
-        if self.probe_all:
-            return True
-        if node.is_accumulator:
-            return node.leaf in STATE.old_leaves
-        return node.seq < STATE.before_seq
 
 
 def _checkpointed(graph: Graph) -> bool:

@@ -166,7 +166,9 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
                 handle = node.fn.register_hook(recording.hook(node))
                 handles.append(handle)
                 if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
-                    continue  # no node hook of the learner's can be there (guard.Found.probe, inline)
+                    # a node hook of the learner's can be only where one was registered since the
+                    # registry was installed (probe_all), or on a node made before it (unseen)
+                    continue
                 posts = handle.hooks_dict_ref()
                 if len(posts) > 1:
                     node_dicts.append((node, posts, handle.id))
