@@ -157,13 +157,13 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
             retain_graph: bool) -> Trace:
     leaves = [n.leaf for n in graph.leaves()]
     found = Found(graph)
-    recording = Recorder()
+    recording = Recorder(graph)
     handles, node_dicts = [], []
     probe_all, old_leaves, made_before = found.probe_all, STATE.old_leaves, STATE.before_seq
     try:
         with TorchRegistration():  # the lab's own hooks stay out of the registry
             for node in graph.nodes:
-                handle = node.fn.register_hook(recording.hook(node))
+                handle = node.fn.register_hook(recording.hook)
                 handles.append(handle)
                 if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
                     # a node hook of the learner's can be only where one was registered since the
@@ -205,7 +205,8 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
 
     result = Trace(output, gradient, graph, [], names, hooks_ran=hooks.ran, applied=apply)
     steps = result.steps
-    steps.extend([Step(i, node, g_out, g_in, result) for i, (node, g_out, g_in) in enumerate(recording.order)])
+    node_of = graph.node_of
+    steps.extend([Step(i, node_of(fn), g_out, g_in, result) for i, (fn, g_out, g_in) in enumerate(recording.order)])
     grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True)}
     for step in steps:
         if step.node.is_accumulator:
