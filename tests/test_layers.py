@@ -29,7 +29,7 @@ def layer_of(path: Path) -> str:
         return "face"
     if path.name in FRONT or path.name.endswith("view.py"):
         return "front"
-    if path.name in RENDERING or path.stem.startswith("draw_"):
+    if path.name in RENDERING or path.stem.startswith("draw_") or path.name.endswith("_faces.py"):
         return "rendering"
     return "model"
 

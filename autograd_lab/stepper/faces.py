@@ -1,14 +1,15 @@
-"""Text and HTML faces of a recorded backward: the whole walk as a table, and the panel that tells
-one step: the node, its rule, what arrived, what it sends on, what it saved, and why it ran now."""
+"""Text and HTML faces of a recorded backward: the whole walk as a table (bounded: long walks show
+their beginning, the current window and their end), the words for one value, what arrived at a
+step and what it sent on. The panel for one step is in panel_faces.py."""
 from __future__ import annotations
 
 import torch
 
-from ..graph import Node, label_of
+from ..graph import label_of
 from ..format import fmt as _fmt, table
 from ..text import esc, html_table
 from .recompute import recomputations
-from .rules import formula, learner_function, saved_by_you
+from .rules import learner_function
 from .trace import Step, Trace
 
 # Bounds that keep every output small whatever the graph: a walk longer than ROWS shows HEAD steps,
@@ -30,7 +31,7 @@ def fmt(value) -> str:
     return _fmt(value)
 
 
-def _first(parts: list[str], count: int = PARTS) -> list[str]:
+def first_few(parts: list[str], count: int = PARTS) -> list[str]:
     return parts if len(parts) <= count else parts[:count] + [f"and {len(parts) - count} more"]
 
 
@@ -44,7 +45,7 @@ def sent_on(step: Step) -> str:
         leaf = step.node.label or "leaf"
         return f"{leaf}.grad: {fmt(step.grad_before)} -> {fmt(step.grad_after)}"
     parts = []
-    for (child, _), g in zip(step.node.next[:PARTS], step.grad_inputs):
+    for (child, _), g in zip(step.node.next[:PARTS], step.grad_inputs, strict=False):  # PARTS of them
         parts.append("stop" if child is None else f"{fmt(g)} -> {child.label or child.name}")
     more = len(step.node.next) - PARTS
     return "; ".join(parts + ([f"and {more} more"] if more > 0 else []))
@@ -83,9 +84,9 @@ def own_backward_line(trace: Trace) -> str | None:
             found.setdefault(f"{step.node.title} is {cls.__name__}.backward", []).append(step.index + 1)
     if not found:
         return None
-    parts = [f"{what} (step{'s' if len(at) > 1 else ''} {', '.join(_first([str(i) for i in at], 5))})"
+    parts = [f"{what} (step{'s' if len(at) > 1 else ''} {', '.join(first_few([str(i) for i in at], 5))})"
              for what, at in found.items()]
-    return ("your backward: " + "; ".join(_first(parts)) + ". The engine called it with the gradient "
+    return ("your backward: " + "; ".join(first_few(parts)) + ". The engine called it with the gradient "
             "arriving and sent on what it returned (your torch.autograd.Function is one node)")
 
 
@@ -94,21 +95,11 @@ def recompute_line(trace: Trace) -> str | None:
     found = sorted(recomputations(trace).values(), key=lambda r: r.index)
     if not found:
         return None
-    at = _first([f"step {r.index + 1} ({trace.steps[r.index].node.title}) ran the forward of {r.which}"
+    at = first_few([f"step {r.index + 1} ({trace.steps[r.index].node.title}) ran the forward of {r.which}"
                  for r in found])
     return ("recomputed here: " + "; ".join(at) + ". torch.utils.checkpoint(use_reentrant=False) kept no "
             "values of that forward; the first node to unpack one ran the forward again through saved-tensor "
             "hooks, which adds no nodes to the graph")
-
-
-def recompute_note(trace: Trace, step: Step) -> str | None:
-    """The panel's words for the step that ran a checkpoint's forward again."""
-    found = recomputations(trace).get(step.index)
-    if found is None:
-        return None
-    return (f"unpacking what this node saved ran the forward of {found.which} again "
-            f"(torch.utils.checkpoint, use_reentrant=False, kept none of its values); the recomputation "
-            f"runs through saved-tensor hooks and adds no nodes")
 
 
 def _window(trace: Trace, shown: int, index: int):
@@ -143,10 +134,10 @@ def hooks_line(trace: Trace) -> str | None:
     if not trace.hooks_ran:
         return None
     seen: dict = {}
-    for node, what in trace.hooks_ran:
+    for _node, what in trace.hooks_ran:
         seen[what] = seen.get(what, 0) + 1
     parts = [what + (f" ({n} times)" if n > 1 else "") for what, n in seen.items()]
-    return "your hooks ran, as in backward(): " + "; ".join(_first(parts))
+    return "your hooks ran, as in backward(): " + "; ".join(first_few(parts))
 
 
 HEADERS = ["#", "node", "gradient arriving (grad_outputs)", "sent on (grad_inputs)"]
@@ -200,76 +191,9 @@ def recent_html(trace: Trace, index: int, count: int = 8) -> str:
     if index == 0:
         return ""
     first = max(0, index - count)
-    caption = f"steps {first + 1} to {index} of {len(trace.steps)}" if first else f"steps so far ({index} of {len(trace.steps)})"
-    return html_table(HEADERS, walk_rows(trace, index, first), caption=caption, highlight={index - first - 1})
-
-
-def why_now(trace: Trace, step: Step) -> str:
-    """Why the engine ran this node next (FACTS: among ready nodes, the one created last)."""
-    ready = step.ready
-    if len(ready) <= 1:
-        if step.index == 0:
-            return "It runs first: backward starts at the node that made the output."
-        return "It is the only node ready: every gradient it waits for has arrived."
-    others = ", ".join(_first([n.title for n in ready if n is not step.node]))
-    if step.node.is_accumulator:
-        return (f"Also ready: {others}. An AccumulateGrad runs as soon as it is ready: the engine "
-                f"gives accumulators the highest priority.")
-    latest = max(ready, key=lambda n: n.seq)
-    if latest is step.node:
-        return (f"Also ready: {others}. Among ready nodes the engine runs the one created last in the "
-                f"forward pass, and this one was.")
-    return f"Also ready: {others}. The engine picked this one."
-
-
-def panel_lines(trace: Trace, index: int, reveal: bool = True) -> list[tuple[str, str]]:
-    """(heading, text) pairs for step index (1-based). reveal=False hides what the step sends on."""
     n = len(trace.steps)
-    if index == 0:
-        first = trace.steps[0].node.title if trace.steps else "nothing"
-        return [("Before backward", f"{n} steps to go. backward() starts at {first}, with gradient "
-                                    f"{fmt(trace.gradient) if trace.gradient is not None else '1'} "
-                                    f"(d output / d output).")]
-    step = trace.steps[index - 1]
-    node: Node = step.node
-    lines = [(f"Step {index} of {n}: {step_title(step)}", ""),
-             ("rule", formula(node, name_of_saved(trace))),
-             ("arriving", arriving(step))]
-    if reveal:
-        lines.append(("sent on", sent_on(step)))
-    else:
-        lines.append(("sent on", "? (your prediction)"))
-    saved = [(k, v) for k, v in node.saved.items() if not k.endswith(("_sym_sizes", "_sym_strides"))]
-    if node.freed:
-        lines.append(("saved", "freed by a later backward(); re-run the cell that built the graph to see them"))
-    elif saved:
-        label = name_of_saved(trace)
-        lines.append(("saved", ", ".join(_first([f"{k}={label(v) or fmt(v)}" for k, v in saved]))))
-    elif saved_by_you(node):
-        count = saved_by_you(node)
-        lines.append(("saved", f"{count} tensor{'s' if count != 1 else ''} with ctx.save_for_backward "
-                               f"(your backward reads {'them' if count != 1 else 'it'} as ctx.saved_tensors)"))
-    again = recompute_note(trace, step)
-    if again:
-        lines.append(("recomputed here", again))
-    mine = [what for node_, what in trace.hooks_ran if node_ is node]
-    if mine:
-        lines.append(("your hooks", "; ".join(_first(list(dict.fromkeys(mine))))))
-    lines.append(("why now", why_now(trace, step)))
-    return [(h, t if len(t) <= LINE else t[:LINE] + " ...") for h, t in lines]
-
-
-def panel_text(trace: Trace, index: int, reveal: bool = True) -> str:
-    return "\n".join(f"{h}: {t}" if t else h for h, t in panel_lines(trace, index, reveal))
-
-
-def panel_html(trace: Trace, index: int, reveal: bool = True) -> str:
-    lines = panel_lines(trace, index, reveal)
-    head, rest = lines[0], lines[1:]
-    body = "".join(f"<tr><th style='text-align:left;padding-right:8px'>{esc(h)}</th>"
-                   f"<td><pre style='margin:0'>{esc(t)}</pre></td></tr>" for h, t in rest)
-    first = f"<b>{esc(head[0])}</b>" + (f"<div>{esc(head[1])}</div>" if head[1] else "")
-    return f"<div>{first}<table>{body}</table></div>"
+    caption = f"steps {first + 1} to {index} of {n}" if first else f"steps so far ({index} of {n})"
+    return html_table(HEADERS, walk_rows(trace, index, first), caption=caption, highlight={index - first - 1})
 
 
 def applied_text(trace: Trace, named: int = 20) -> str:
@@ -277,13 +201,3 @@ def applied_text(trace: Trace, named: int = 20) -> str:
     leaves = [s.node.label or "leaf" for s in trace.steps if s.node.is_accumulator]
     more = f" and {len(leaves) - named} more" if len(leaves) > named else ""
     return f"applied: .grad accumulated for {', '.join(leaves[:named])}{more}, as backward() does"
-
-
-def next_prompt(trace: Trace, index: int) -> str:
-    """In prediction mode, what the learner is asked about the next step (HTML)."""
-    if index >= len(trace.steps):
-        return ""
-    step = trace.steps[index]
-    what = (f"what {step.node.label or 'the leaf'}.grad holds after it" if step.node.is_accumulator
-            else "what it sends on")
-    return f"<p><i>Next: {esc(step.node.title)}. Predict {esc(what)}, then press Check.</i></p>"

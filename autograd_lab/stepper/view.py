@@ -1,14 +1,15 @@
 """The stepper widget and the graph view: the front ends of a recorded backward."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import torch
 
 from ..display import View, evaluate_typed, live
 from ..text import esc
 from .draw import Drawing, Layout
-from .faces import applied_text, next_prompt, panel_html, panel_text, recent_html, walk_html, walk_text
+from .faces import applied_text, recent_html, walk_html, walk_text
+from .panel_faces import next_prompt, panel_html, panel_text
 from .predict import Verdict, compare
 from ..names import caller_names, name_in
 from .trace import Trace, trace as record
@@ -46,7 +47,7 @@ class Stepper(View):
     def current(self):
         return self.trace.steps[self.index - 1] if self.index else None
 
-    def goto(self, index: int) -> "Stepper":
+    def goto(self, index: int) -> Stepper:
         if self.released:
             return self
         index = max(0, min(int(index), len(self.trace.steps)))
@@ -58,16 +59,16 @@ class Stepper(View):
             self._refresh()
         return self
 
-    def next(self) -> "Stepper":
+    def next(self) -> Stepper:
         return self.goto(self.index + 1)
 
-    def prev(self) -> "Stepper":
+    def prev(self) -> Stepper:
         return self.goto(self.index - 1)
 
-    def reset(self) -> "Stepper":
+    def reset(self) -> Stepper:
         return self.goto(0)
 
-    def end(self) -> "Stepper":
+    def end(self) -> Stepper:
         return self.goto(len(self.trace.steps))
 
     def predict(self, answer) -> Verdict:
@@ -196,7 +197,7 @@ class Stepper(View):
     def _refresh(self):
         if self._widget is None or self.released:
             return
-        self._panel.value = panel_html(self.trace, self.index, True) + (
+        self._panel.value = panel_html(self.trace, self.index) + (
             next_prompt(self.trace, self.index) if self.predicting else "")
         self._image.value = self.figure_png()
         self._log.value = recent_html(self.trace, self.index)
