@@ -9,8 +9,8 @@ hooks run, as in backward(), and the trace says which ran (hooks.py). With apply
 is the learner's backward itself: one run that writes .grad and frees the graph as backward() does."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import torch
 
@@ -25,6 +25,7 @@ from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, re
 __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
 from .guard import Found, SetAside, install
 from .ready import Replay
+from .recompute import packed_holders
 from .recorder import Recorder
 from .registry import STATE, TorchRegistration
 from .hooks import HookFailed, LearnerHooks
@@ -73,6 +74,9 @@ class Trace:
     _ready: Replay | None = field(default=None, repr=False)
     hooks_ran: list = field(default_factory=list, repr=False)  # (node, "your hook h on y") in run order
     applied: bool = False  # the recording was the learner's own backward (.grad written)
+    # --apply frees the graph: the checkpoints' placeholders, read before the run, tell where a
+    # forward ran again (see recompute.py)
+    checkpoint_holders: dict | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -155,29 +159,13 @@ def _noop(*args):
 
 def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bool,
             retain_graph: bool) -> Trace:
-    leaves = [n.leaf for n in graph.leaves()]
     found = Found(graph)
     recording = Recorder(graph)
-    handles, node_dicts = [], []
-    probe_all, old_leaves, made_before = found.probe_all, STATE.old_leaves, STATE.before_seq
+    handles: list = []
+    holders = None
     try:
-        with TorchRegistration():  # the lab's own hooks stay out of the registry
-            for node in graph.nodes:
-                handle = node.fn.register_hook(recording.hook)
-                handles.append(handle)
-                if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
-                    # a node hook of the learner's can be only where one was registered since the
-                    # registry was installed (probe_all), or on a node made before it (unseen)
-                    continue
-                posts = handle.hooks_dict_ref()
-                if len(posts) > 1:
-                    node_dicts.append((node, posts, handle.id))
-                probe = node.fn.register_prehook(_noop)
-                pres = probe.hooks_dict_ref()
-                probe.remove()
-                if pres:
-                    node_dicts.append((node, pres, None))
-        kept_leaf_grads = [leaf.grad for leaf in leaves]
+        node_dicts = _hook_every_node(graph, recording, handles, found.probe_all)
+        kept_leaf_grads = [None if n.leaf is None else n.leaf.grad for n in graph.leaves()]
         with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
             # error that follows is explained instead
@@ -185,15 +173,16 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
             recording.copying[0] = hooks.any
             if apply:
                 kept_leaf_grads = [None if g is None else g.detach().clone() for g in kept_leaf_grads]
-                for node in graph.nodes:  # read before the run: backward() frees them
-                    node.saved
+                # read before the run: backward() frees what the nodes saved, and the checkpoints'
+                # placeholders that tell where a forward ran again
+                holders = packed_holders(graph.nodes) if found.checkpoint else None
+                _read_saved(graph)
                 torch.autograd.backward(output, gradient, retain_graph=retain_graph)
             else:
                 with SetAside(graph, found):
                     torch.autograd.backward(output, gradient, retain_graph=True)
                     if found.checkpoint:  # reading a checkpointed value runs its forward again
-                        for node in graph.nodes:
-                            node.saved
+                        _read_saved(graph)
     except HookFailed as err:
         raise TraceError(f"{err}. Fix the hook or remove it (h.remove() on the handle register_hook "
                          f"returned)" + ("." if apply else "; nothing of yours was changed.")) from None
@@ -202,11 +191,50 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     finally:
         for handle in handles:
             handle.remove()
+    result = Trace(output, gradient, graph, [], names, hooks_ran=hooks.ran, applied=apply,
+                   checkpoint_holders=holders)
+    _build_steps(result, recording, kept_leaf_grads)
+    return result
 
-    result = Trace(output, gradient, graph, [], names, hooks_ran=hooks.ran, applied=apply)
-    steps = result.steps
+
+def _hook_every_node(graph: Graph, recording: Recorder, handles: list, probe_all: bool) -> list:
+    """Hook every node with the recorder (handles collected for removal); return the nodes' hook
+    dicts that also hold the learner's hooks, as (node, dict, the lab's own key or None)."""
+    node_dicts = []
+    old_leaves, made_before = STATE.old_leaves, STATE.before_seq
+    with TorchRegistration():  # the lab's own hooks stay out of the registry
+        for node in graph.nodes:
+            handle = node.fn.register_hook(recording.hook)
+            handles.append(handle)
+            if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
+                # a node hook of the learner's can be only where one was registered since the
+                # registry was installed (probe_all), or on a node made before it (unseen)
+                continue
+            posts = handle.hooks_dict_ref()
+            if len(posts) > 1:
+                node_dicts.append((node, posts, handle.id))
+            probe = node.fn.register_prehook(_noop)
+            pres = probe.hooks_dict_ref()
+            probe.remove()
+            if pres:
+                node_dicts.append((node, pres, None))
+    return node_dicts
+
+
+def _read_saved(graph: Graph) -> None:
+    for node in graph.nodes:
+        _ = node.saved  # read once: cached on the node
+
+
+def _build_steps(result: Trace, recording: Recorder, kept_leaf_grads: list) -> None:
+    """The steps in the engine's order; an accumulator's step also says what .grad held before
+    and what backward() would leave there."""
+    graph, steps = result.graph, result.steps
     node_of = graph.node_of
-    steps.extend([Step(i, node_of(fn), g_out, g_in, result) for i, (fn, g_out, g_in) in enumerate(recording.order)])
+    for i, (fn, g_out, g_in) in enumerate(recording.order):
+        node = node_of(fn)
+        assert node is not None  # the recorder hooks only the graph's own nodes
+        steps.append(Step(i, node, g_out, g_in, result))
     grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True)}
     for step in steps:
         if step.node.is_accumulator:
@@ -217,4 +245,3 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
                 step.grad_after = incoming
             else:
                 step.grad_after = keep(before.detach() + incoming)
-    return result
