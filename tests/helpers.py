@@ -41,3 +41,19 @@ def assert_unchanged(tensors, before):
         assert g0 is g1, ".grad was replaced"
         if g0 is not None:
             assert torch.equal(gv0, gv1) and gver0 == gver1, ".grad was modified"
+
+
+def widgets(root):
+    """Every widget under root (root included), depth first."""
+    found, stack = [], [root]
+    while stack:
+        w = stack.pop()
+        found.append(w)
+        stack.extend(reversed(list(getattr(w, "children", ()) or ())))
+    return found
+
+
+def part(view, css_class: str):
+    """The one control of view's widget that carries css_class (what a browser test would find)."""
+    [control] = [w for w in widgets(view.widget) if css_class in w.get_state().get("_dom_classes", ())]
+    return control

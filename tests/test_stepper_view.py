@@ -6,6 +6,8 @@ import torch
 
 import autograd_lab as al
 
+from helpers import part
+
 
 @pytest.fixture
 def seed():
@@ -31,22 +33,22 @@ def test_buttons_drive_the_panel(seed):
     assert w is not None
     for _ in range(3):
         s.buttons["next"].click()
-    panel = s._panel.value
+    panel = part(s, "agl-step-panel").value
     assert "Step 3 of 3: AccumulateGrad (x)" in panel
     assert "[0.6667, 1.3333, 2.0000]" in panel
     assert s.buttons["next"].disabled and not s.buttons["prev"].disabled
-    assert "steps so far (3 of 3)" in s._log.value and "MeanBackward0 (z)" in s._log.value
+    assert "steps so far (3 of 3)" in part(s, "agl-walk").value and "MeanBackward0 (z)" in part(s, "agl-walk").value
     s.buttons["prev"].click()
-    assert "Step 2 of 3: PowBackward0 (y)" in s._panel.value
-    assert "AccumulateGrad" not in s._log.value  # the log shows only what was revealed
-    assert "to x: grad * 2 * x^(2 - 1)" in s._panel.value
+    assert "Step 2 of 3: PowBackward0 (y)" in part(s, "agl-step-panel").value
+    assert "AccumulateGrad" not in part(s, "agl-walk").value  # the log shows only what was revealed
+    assert "to x: grad * 2 * x^(2 - 1)" in part(s, "agl-step-panel").value
     s.buttons["reset"].click()
-    assert s.index == 0 and "Before backward" in s._panel.value
-    s._slider.value = 2  # the slider and play button move the same index
+    assert s.index == 0 and "Before backward" in part(s, "agl-step-panel").value
+    part(s, "agl-slider").value = 2  # the slider and play button move the same index
     assert s.index == 2
     s.buttons["end"].click()
-    assert s.index == 3 and s._slider.value == 3
-    assert s._image.value[:4] == b"\x89PNG"
+    assert s.index == 3 and part(s, "agl-slider").value == 3
+    assert part(s, "agl-figure").value[:4] == b"\x89PNG"
 
 
 def test_text_face_is_the_whole_walk_and_deterministic(seed):
@@ -75,16 +77,16 @@ def test_prediction_right_wrong_and_by_how_much(seed):
 
 def test_prediction_box_in_the_widget(seed):
     s = al.step(seed["z"], predict=True, names=seed)
-    s.widget
-    s._answer.value = "torch.ones(3) / 3"
+    _ = s.widget  # built: its controls exist
+    part(s, "agl-predict").value = "torch.ones(3) / 3"
     s.buttons["check"].click()
-    assert "right" in s._verdict.value and s.index == 1
-    s._answer.value = "2 * x"  # an expression in the learner's namespace
+    assert "right" in part(s, "agl-verdict").value and s.index == 1
+    part(s, "agl-predict").value = "2 * x"  # an expression in the learner's namespace
     s.buttons["check"].click()
-    assert "wrong" in s._verdict.value
-    s._answer.value = "2 * (("
+    assert "wrong" in part(s, "agl-verdict").value
+    part(s, "agl-predict").value = "2 * (("
     s.buttons["check"].click()
-    assert "could not read" in s._verdict.value and s.index == 2
+    assert "could not read" in part(s, "agl-verdict").value and s.index == 2
 
 
 def test_prediction_shape_mistake_is_named(seed):
@@ -144,11 +146,11 @@ def test_big_graph_traces_steps_and_draws_a_neighbourhood():
     loss = model(torch.randn(4, 8)).pow(2).mean()
     s = al.step(loss, names={"model": model})
     assert len(s.trace.graph.nodes) > 1000
-    s.widget
+    _ = s.widget  # built: its controls exist
     for _ in range(5):
         s.buttons["next"].click()
     fig = s.figure()
-    assert "of %d nodes" % len(s.trace.graph.nodes) in fig._suptitle.get_text()
+    assert "of %d nodes" % len(s.trace.graph.nodes) in fig.get_suptitle()
     assert len(fig.axes[0].texts) < 200
     assert s.trace.grad(model[0].weight) is not None
     text = repr(s)
@@ -163,21 +165,21 @@ def test_the_fast_figure_colours_current_done_and_ready_boxes(seed):
     from autograd_lab.stepper.draw import COLORS
 
     s = al.step(seed["z"], names=seed)
-    s.widget
+    _ = s.widget  # built: its controls exist
     s.next().next()  # PowBackward0 is current, MeanBackward0 done, AccumulateGrad ready next
-    img = Image.open(io.BytesIO(s._image.value)).convert("RGB")
-    drawing = s._drawing
+    img = Image.open(io.BytesIO(part(s, "agl-figure").value)).convert("RGB")
+    drawing = s.drawing
 
     def colour_inside(node):
-        r0, r1, c0, c1 = drawing.box_pixels[drawing.nodes.index(node)]
-        return "#%02x%02x%02x" % img.getpixel((c0 + 3, r0 + 2))
+        r0, _r1, c0, _c1 = drawing.box_pixels[drawing.nodes.index(node)]
+        return "#{:02x}{:02x}{:02x}".format(*img.getpixel((c0 + 3, r0 + 2)))
 
     mean, pow_, acc = (st.node for st in s.trace.steps)
     assert colour_inside(pow_) == COLORS["current"]
     assert colour_inside(mean) == COLORS["done"]
     assert colour_inside(acc) == COLORS["ready"]
     s.reset()
-    img = Image.open(io.BytesIO(s._image.value)).convert("RGB")
+    img = Image.open(io.BytesIO(part(s, "agl-figure").value)).convert("RGB")
     assert colour_inside(pow_) == COLORS["waiting"]
 
 
@@ -216,7 +218,7 @@ def test_a_released_stepper_says_so_and_lets_go_of_its_trace(seed):
     import weakref
 
     s = al.step(seed["z"], names=seed)
-    s.widget
+    _ = s.widget  # built: its controls exist
     s.next()
     graph = weakref.ref(s.trace.graph)
     s.release()
@@ -244,22 +246,20 @@ def test_the_next_window_drawn_between_clicks_is_the_one_a_click_would_draw():
     for _ in range(80):
         y = y * 1.01
     plain, ahead = al.step(y.sum(), names={}), al.step(y.sum(), names={})
-    plain.widget, ahead.widget
-    assert not ahead._next.enabled  # off outside a live kernel: tests draw as before
-    ahead._next.enabled = True
+    _ = plain.widget, ahead.widget
+    assert not ahead.ahead.enabled  # off outside a live kernel: tests draw as before
+    ahead.ahead.enabled = True
     taken = 0
     for _ in range(60):
-        window = ahead._drawing
-        timer = ahead._next._timer
-        if timer is not None:
-            timer.join()  # as if the learner paused: the next window is drawn meanwhile
-        planned = ahead._next._drawing
+        window = ahead.drawing
+        ahead.ahead.wait()  # as if the learner paused: the next window is drawn meanwhile
+        planned = ahead.ahead.planned
         plain.buttons["next"].click()
         ahead.buttons["next"].click()
-        if ahead._drawing is not window:
-            assert ahead._drawing is planned  # the window move took the drawing made in advance
+        if ahead.drawing is not window:
+            assert ahead.drawing is planned  # the window move took the drawing made in advance
             taken += 1
-        assert ahead._image.value == plain._image.value  # the same pixels, click after click
+        assert part(ahead, "agl-figure").value == part(plain, "agl-figure").value  # same pixels, click after click
     assert taken >= 1
     ahead.release()
-    assert ahead._next._timer is None
+    assert not ahead.ahead.waiting

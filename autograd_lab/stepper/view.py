@@ -40,7 +40,7 @@ class Stepper(View):
         self.verdicts: dict[int, Verdict] = {}
         self._layout = None
         self._drawing = None
-        self._next = NextWindow()  # on in a live kernel: the next window drawn between clicks
+        self.ahead = NextWindow()  # on in a live kernel: the next window drawn between clicks
 
     # --- moving -------------------------------------------------------------------------------
     @property
@@ -80,7 +80,7 @@ class Stepper(View):
             return Verdict(False, "backward is finished: there is no step left to predict")
         step = self.trace.steps[self.index]
         expected = (step.grad_after,) if step.node.is_accumulator else step.grad_inputs
-        verdict = compare(answer, expected)
+        verdict = compare(answer, expected, step=step)  # with the step: the usual mistakes named
         if not _judged(verdict, expected):
             return Verdict(False, verdict.message + " (nothing revealed: try again)")
         self.verdicts[self.index + 1] = verdict
@@ -92,7 +92,7 @@ class Stepper(View):
         if self.released:
             return
         self.released = True
-        self._next.cancel()
+        self.ahead.cancel()
         self.trace, self._layout, self._drawing = Released(len(self.trace.steps)), None, None
         if self._widget is not None:
             release_widget(self._widget)
@@ -114,6 +114,12 @@ class Stepper(View):
                 else walk_html(self.trace, self.title, self.index, self.index if self.predicting else None))
 
     @property
+    def drawing(self):
+        """The figure of the window shown now (a stepper.draw.Drawing), drawn on first use."""
+        self._paint_args()
+        return self._drawing
+
+    @property
     def layout(self) -> Layout:
         if self._layout is None:
             self._layout = Layout(self.trace.graph)
@@ -127,7 +133,7 @@ class Stepper(View):
         current = self.current.node if self.current else None
         # Keep the drawing while the current node stays in it: a step then only recolours boxes.
         if self._drawing is None or (current is not None and current not in self._drawing.members):
-            self._drawing = self._next.take(current) or self._window(current)
+            self._drawing = self.ahead.take(current) or self._window(current)
         return current, done, ready - {current}
 
     def _window(self, center):
@@ -181,7 +187,7 @@ class Stepper(View):
             children.append(self._verdict)
             self.buttons["check"] = check
         self._widget = box = w.VBox(children)
-        self._next.enabled = live()
+        self.ahead.enabled = live()
         self._refresh()
         return box
 
@@ -192,7 +198,9 @@ class Stepper(View):
             self._verdict.value = f"<b>could not read that</b>: {esc(type(err).__name__)}: {esc(err)}"
             return
         verdict = self.predict(answer)
-        self._verdict.value = f"<b>{'right' if verdict.right else 'wrong'}</b>: {esc(verdict.message)}"
+        word = "right" if verdict.right else "close" if verdict.diagnosis == "too_few_digits" else "wrong"
+        message = verdict.message.removeprefix(word + ": ")  # the word once, in bold
+        self._verdict.value = f"<b>{word}</b>: {esc(message)}"
 
     def _refresh(self):
         if self._widget is None or self.released:
@@ -205,7 +213,7 @@ class Stepper(View):
             self._slider.value = self.index
         self.buttons["prev"].disabled = self.buttons["reset"].disabled = self.index == 0
         self.buttons["next"].disabled = self.buttons["end"].disabled = self.index == len(self.trace.steps)
-        self._next.plan(self.trace.steps, self.index, self._drawing, self._window)
+        self.ahead.plan(self.trace.steps, self.index, self._drawing, self._window)
 
     def panel(self) -> str:
         """The current step's panel as plain text."""

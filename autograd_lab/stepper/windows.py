@@ -63,6 +63,22 @@ class NextWindow:
             timer.cancel()
             timer.join()  # a drawing under way finishes first: one thread in matplotlib at a time
 
+    @property
+    def planned(self):
+        """The drawing made in advance, or None."""
+        return self._drawing
+
+    @property
+    def waiting(self) -> bool:
+        """A drawing is planned or under way."""
+        return self._timer is not None
+
+    def wait(self) -> None:
+        """Let a planned drawing finish (as if the learner paused before the next click)."""
+        timer = self._timer
+        if timer is not None:
+            timer.join()
+
     def take(self, key):
         """The drawing planned for key (None if another or none was planned)."""
         self._stop()
