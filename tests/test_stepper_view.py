@@ -150,7 +150,7 @@ def test_big_graph_traces_steps_and_draws_a_neighbourhood():
     for _ in range(5):
         s.buttons["next"].click()
     fig = s.figure()
-    assert "of %d nodes" % len(s.trace.graph.nodes) in fig.get_suptitle()
+    assert f"of {len(s.trace.graph.nodes)} nodes" in fig.get_suptitle()
     assert len(fig.axes[0].texts) < 200
     assert s.trace.grad(model[0].weight) is not None
     text = repr(s)
