@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import sys
 
-import common  # noqa: F401  (puts the repository on sys.path)
+import common
 
 sys.path.insert(0, str(common.ROOT / "tests"))
 
-import jupyter_client  # noqa: E402
-from test_kernel_memory import CELL, SETUP, run  # noqa: E402
+import jupyter_client
+from test_kernel_memory import CELL, SETUP, run
 
 
 def main():

@@ -52,7 +52,7 @@ def open_time(n: int = 10_000, repeat: int = 5) -> tuple[float, float]:
         s.html()
         times.append(time.perf_counter() - start)
         x, loss = chain(n)
-        plain.append(common.timed(lambda: loss.backward()))
+        plain.append(common.timed(loss.backward))
     return common.median(times), common.median(plain)
 
 

@@ -42,11 +42,11 @@ def bare_figure():
 
 def main():
     print(common.machine())
-    model, loss = common.big_model()
+    _model, loss = common.big_model()
     stepper = autograd_lab.step(loss, names={})
     n = len(stepper.trace.steps)
     start = time.perf_counter()
-    stepper.widget  # builds the UI and draws the first figure
+    _ = stepper.widget  # builds the UI and draws the first figure
     print(f"{n} steps; building the widget took {common.ms(time.perf_counter() - start)}")
     samples = []
     for first in (0, n // 2, n - PER_STRETCH - WARMUP - 1):

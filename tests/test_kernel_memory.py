@@ -12,7 +12,10 @@ SETUP = """
 %load_ext autograd_lab
 import gc, torch
 def rss_mb():
+    # live memory, not what the allocator keeps cached: collect, then hand freed heap back
+    import ctypes
     gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     with open('/proc/self/statm') as f:
         pages = int(f.read().split()[1])
     import os
@@ -36,7 +39,7 @@ def run(kc, code, cell_id="setup"):
         try:
             reply = kc.get_iopub_msg(timeout=120)
         except queue.Empty:  # pragma: no cover - a stuck kernel
-            raise AssertionError("the kernel did not answer")
+            raise AssertionError("the kernel did not answer") from None
         if reply["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
             continue
         kind, content = reply["msg_type"], reply["content"]

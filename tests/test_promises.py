@@ -5,7 +5,6 @@ last because it runs the learner's hooks too), nothing of the learner's changed 
 objects and their values, versions, hook counts, buffers, the random state), a refusal is one
 short LabInputError (never a traceback wall), and every output stays within its size bound."""
 import warnings
-from collections import OrderedDict
 
 import pytest
 import torch
@@ -186,7 +185,7 @@ def _views():
 def _multiple_outputs():
     x = leaf(3., 1., 2., 5.)
     a, b = x.split(2)
-    values, idx = x.view(2, 2).max(dim=1)
+    values, _idx = x.view(2, 2).max(dim=1)
     return Case(a.sum() * b.prod() + values.sum(), [x], {"x": x, "a": a, "b": b})
 
 
@@ -363,7 +362,8 @@ ZOO = {
     "shared freed graph": _shared_freed, "sparse": _sparse, "sparse embedding": _sparse_embedding,
     "complex": _complex, "half": _half, "meta": _meta, "rnn": _rnn, "custom function": _custom_function,
     "second order": _second_order, "torch.func": _torch_func, "hook raises": _hook_raises,
-    "hook wrong shape": _hook_wrong_shape, "module hook raises": _module_hook_raises, "anomaly nan": _anomaly_nan, "argmax": _argmax,
+    "hook wrong shape": _hook_wrong_shape, "module hook raises": _module_hook_raises, "anomaly nan": _anomaly_nan,
+    "argmax": _argmax,
     "complex gradient": _complex_gradient, "non-scalar gradient": _non_scalar_gradient,
     "batch norm": _batch_norm, "detach": _detach, "long chain": _long_chain, "many leaves": _many_leaves,
     "wide cat": _wide_cat,
@@ -387,14 +387,14 @@ def learner_state(case: Case):
 
 def assert_same(before, after):
     (t0, b0, n0, rng0), (t1, b1, n1, rng1) = before, after
-    for i, (a, b) in enumerate(zip(t0, t1)):
+    for i, (a, b) in enumerate(zip(t0, t1, strict=False)):
         assert a[0] == b[0], f"tensor {i}: version changed"
         assert (a[1] is None) or torch.equal(a[1], b[1]), f"tensor {i}: value changed"
         assert a[2] is b[2], f"tensor {i}: .grad replaced"
         assert a[3] is None or torch.equal(a[3], b[3]), f"tensor {i}: .grad value changed"
         assert a[4] == b[4], f"tensor {i}: .grad version changed"
         assert a[5:] == b[5:], f"tensor {i}: hooks changed"
-    assert all(v0 == v1 and torch.equal(x0, x1) for (v0, x0), (v1, x1) in zip(b0, b1)), "a buffer moved"
+    assert all(v0 == v1 and torch.equal(x0, x1) for (v0, x0), (v1, x1) in zip(b0, b1, strict=False)), "a buffer moved"
     assert n0 == n1, "hooks left on the graph"
     assert torch.equal(rng0, rng1), "the random state changed"
 
@@ -443,7 +443,7 @@ def check(case: Case):
         if anomaly is not None:
             torch.autograd.set_detect_anomaly(False)
     leaves = [s.leaf for s in stepper.trace.steps if s.node.is_accumulator]
-    for got, want in zip([stepper.trace.grad(t) for t in leaves], engine(case, leaves)):
+    for got, want in zip([stepper.trace.grad(t) for t in leaves], engine(case, leaves), strict=False):
         if want is None:
             continue
         if want.device.type == "meta":

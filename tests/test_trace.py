@@ -27,14 +27,14 @@ def test_seed_example_steps_and_gradients():
 
 
 def test_learner_can_still_backward_afterwards_and_gets_the_same_gradient():
-    x, y, z = seed()
+    x, _y, z = seed()
     t = trace(z, names={})
     z.backward()
     torch.testing.assert_close(x.grad, t.grad(x))
 
 
 def test_existing_grad_is_kept_and_before_after_shown():
-    x, y, z = seed()
+    x, _y, z = seed()
     x.grad = torch.ones(3, dtype=torch.double)
     before = state([x])
     t = trace(z, names={})
@@ -45,7 +45,7 @@ def test_existing_grad_is_kept_and_before_after_shown():
 
 
 def test_retained_grad_of_a_named_non_leaf_is_protected():
-    x, y, z = seed()
+    _x, y, z = seed()
     y.retain_grad()
     trace(z, names={"y": y})
     assert y.grad is None
@@ -67,7 +67,7 @@ def test_no_hook_is_left_even_when_the_backward_fails():
 
 
 def test_no_hook_is_left_after_a_good_run():
-    x, y, z = seed()
+    _x, _y, z = seed()
     trace(z, names={})
     assert all(hooks_on(fn) == 0 for fn in walk(z.grad_fn))
 
@@ -82,7 +82,7 @@ def test_gradient_argument_for_non_scalar_output():
 
 
 def test_grad_of_a_leaf_not_reached_is_none():
-    x, y, z = seed()
+    _x, _y, z = seed()
     other = torch.ones(1, requires_grad=True)
     assert trace(z, names={}).grad(other) is None
 

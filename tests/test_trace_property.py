@@ -44,7 +44,7 @@ def build(n_leaves, seed, ops, retain, finish):
     leaves = [torch.randn(2, 3, generator=gen, dtype=torch.double).requires_grad_() for _ in range(n_leaves)]
     pool = list(leaves) + [torch.randn(2, 3, generator=gen, dtype=torch.double)]  # a constant too
     names = {f"leaf{i}": t for i, t in enumerate(leaves)}
-    for k, ((kind, name, i, j), keep) in enumerate(zip(ops, retain)):
+    for k, ((kind, name, i, j), keep) in enumerate(zip(ops, retain, strict=False)):
         a, b = pool[i % len(pool)], pool[j % len(pool)]
         t = UNARY[name](a) if kind == "u" else BINARY[name](a, b)
         if keep and t.grad_fn is not None:
@@ -77,7 +77,7 @@ def test_trace_agrees_with_torch_and_changes_nothing(spec):
     nodes = walk(out.grad_fn)
     assert all(hooks_on(fn) == 0 for fn in nodes)
     expected = torch.autograd.grad(out, leaves, gradient, retain_graph=True, allow_unused=True)
-    for leaf, g in zip(leaves, expected):
+    for leaf, g in zip(leaves, expected, strict=False):
         if g is None:
             assert t.grad(leaf) is None
         else:

@@ -119,7 +119,7 @@ def _other_output(graph: Graph, freed_fns: set, names):
 
 def _is_freed(node) -> bool:
     try:
-        node.saved
+        _ = node.saved  # reading tells whether a backward freed them
     except RuntimeError:
         return False
     return node.freed
@@ -130,9 +130,9 @@ def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bo
     applied: the run was the learner's own backward (--apply), so .grad may be partly written."""
     text = one_line(err)
     if "post accumulate grad hooks should return None" in text:
-        return (f"one of your post-accumulate-grad hooks (register_post_accumulate_grad_hook) returned "
-                f"a value: such a hook works on the parameter itself and must return None. Write it as "
-                f"a def without return (or end the lambda with 'or None')"
+        return ("one of your post-accumulate-grad hooks (register_post_accumulate_grad_hook) returned "
+                "a value: such a hook works on the parameter itself and must return None. Write it as "
+                "a def without return (or end the lambda with 'or None')"
                 + (", zero .grad, and run the cell again." if applied else "."))
     if FREED in text:
         return freed(what, graph, names)

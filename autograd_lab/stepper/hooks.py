@@ -167,7 +167,7 @@ def _module_pre_hook(hook, node, what, ran):
 def _check_all(what, out, given):
     if out is None:
         return
-    for g, e in zip(out if isinstance(out, (tuple, list)) else (out,), given):
+    for g, e in zip(out if isinstance(out, (tuple, list)) else (out,), given, strict=False):
         wrong = _shapes(g, e)
         if wrong:
             raise HookFailed(f"{what} {wrong}: a hook must return None or gradients shaped like its arguments")

@@ -131,3 +131,19 @@ def _constant_ratio(value: torch.Tensor, target: torch.Tensor) -> float | None:
 
 def _is_flat_numbers(answer) -> bool:
     return all(isinstance(a, (int, float)) for a in answer)
+
+
+def judged(verdict: Verdict, expected) -> bool:
+    """Whether the answer was compared at all: an unreadable answer or a wrong shape was not, and
+    then the stepper reveals nothing.
+
+    >>> judged(compare("abc", torch.tensor([1.0])), torch.tensor([1.0]))
+    False
+    """
+    if verdict.right:
+        return True
+    values = [e for e in expected if e is not None] if isinstance(expected, tuple) else [expected]
+    if not values or not all(isinstance(v, torch.Tensor) for v in values):
+        return True  # nothing to predict (a summary, or nothing sent on): the step is shown
+    return verdict.difference is not None and not any(
+        words in verdict.message for words in ("could not read", "wrong shape", "give them as a tuple"))

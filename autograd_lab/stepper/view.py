@@ -3,14 +3,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import torch
 
 from ..display import View, evaluate_typed, live
 from ..text import esc
 from .draw import Drawing, Layout
 from .faces import applied_text, recent_html, walk_html, walk_text
 from .panel_faces import next_prompt, panel_html, panel_text
-from .predict import Verdict, compare
+from .predict import Verdict, compare, judged
 from ..names import caller_names, name_in
 from .trace import Trace, trace as record
 from .live_view import RELEASED, Released, release_widget, supersede
@@ -38,8 +37,8 @@ class Stepper(View):
         self.label = label
         self.index = 0
         self.verdicts: dict[int, Verdict] = {}
-        self._layout = None
-        self._drawing = None
+        self._layout: Layout | None = None
+        self._drawing: Drawing | None = None
         self.ahead = NextWindow()  # on in a live kernel: the next window drawn between clicks
 
     # --- moving -------------------------------------------------------------------------------
@@ -81,7 +80,7 @@ class Stepper(View):
         step = self.trace.steps[self.index]
         expected = (step.grad_after,) if step.node.is_accumulator else step.grad_inputs
         verdict = compare(answer, expected, step=step)  # with the step: the usual mistakes named
-        if not _judged(verdict, expected):
+        if not judged(verdict, expected):
             return Verdict(False, verdict.message + " (nothing revealed: try again)")
         self.verdicts[self.index + 1] = verdict
         self.next()
@@ -93,7 +92,8 @@ class Stepper(View):
             return
         self.released = True
         self.ahead.cancel()
-        self.trace, self._layout, self._drawing = Released(len(self.trace.steps)), None, None
+        # the Released stand-in answers what a released stepper is still asked (its step count)
+        self.trace, self._layout, self._drawing = Released(len(self.trace.steps)), None, None  # type: ignore[assignment]
         if self._widget is not None:
             release_widget(self._widget)
 
@@ -114,10 +114,9 @@ class Stepper(View):
                 else walk_html(self.trace, self.title, self.index, self.index if self.predicting else None))
 
     @property
-    def drawing(self):
-        """The figure of the window shown now (a stepper.draw.Drawing), drawn on first use."""
-        self._paint_args()
-        return self._drawing
+    def drawing(self) -> Drawing:
+        """The figure of the window shown now, drawn on first use."""
+        return self._paint_args()[0]
 
     @property
     def layout(self) -> Layout:
@@ -125,7 +124,8 @@ class Stepper(View):
             self._layout = Layout(self.trace.graph)
         return self._layout
 
-    def _paint_args(self):
+    def _paint_args(self) -> tuple[Drawing, tuple]:
+        """The drawing of the window shown now, and its paint arguments (current, done, ready)."""
         steps = self.trace.steps
         done = {s.node for s in steps[: max(self.index - 1, 0)]}
         upcoming = steps[self.index] if self.index < len(steps) else None
@@ -134,7 +134,7 @@ class Stepper(View):
         # Keep the drawing while the current node stays in it: a step then only recolours boxes.
         if self._drawing is None or (current is not None and current not in self._drawing.members):
             self._drawing = self.ahead.take(current) or self._window(current)
-        return current, done, ready - {current}
+        return self._drawing, (current, done, ready - {current})
 
     def _window(self, center):
         return Drawing(self.layout, self.layout.around(center, WINDOW))
@@ -142,12 +142,12 @@ class Stepper(View):
     def figure(self):
         if self.released:
             return None
-        args = self._paint_args()
-        return self._drawing.paint(*args)
+        drawing, args = self._paint_args()
+        return drawing.paint(*args)
 
     def figure_png(self) -> bytes:
-        args = self._paint_args()
-        return self._drawing.png(*args)
+        drawing, args = self._paint_args()
+        return drawing.png(*args)
 
     def figure_title(self) -> str:
         return f"backward graph of {self.label}"
@@ -245,14 +245,3 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
 def _classed(widget, name: str):
     widget.add_class(name)
     return widget
-
-
-def _judged(verdict: Verdict, expected) -> bool:
-    """Whether the answer was compared at all: an unreadable answer or a wrong shape was not."""
-    if verdict.right:
-        return True
-    values = [e for e in expected if e is not None] if isinstance(expected, tuple) else [expected]
-    if not values or not all(isinstance(v, torch.Tensor) for v in values):
-        return True  # nothing to predict (a summary, or nothing sent on): the step is shown
-    return verdict.difference is not None and not any(
-        words in verdict.message for words in ("could not read", "wrong shape", "give them as a tuple"))
