@@ -102,15 +102,21 @@ def _leaf_node(graph: Graph, t):
     return None
 
 
-def _backward_hook_of(fn):
+def closure_value(fn, kind: type):
+    """The first value of type kind that the function fn closes over, or None: how torch's own hook
+    functions (a module's BackwardHook, a checkpoint's frame) are recognised from the outside."""
     for cell in getattr(fn, "__closure__", None) or ():
         try:
             value = cell.cell_contents
-        except ValueError:
+        except ValueError:  # a cell not filled yet
             continue
-        if isinstance(value, BackwardHook):
+        if isinstance(value, kind):
             return value
     return None
+
+
+def _backward_hook_of(fn):
+    return closure_value(fn, BackwardHook)
 
 
 def _shapes(got, expected) -> str | None:

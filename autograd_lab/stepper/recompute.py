@@ -24,6 +24,7 @@ from typing import Any
 from torch.utils.checkpoint import _CheckpointFrame, _Holder
 
 from ..names import name_in
+from .hooks import closure_value
 
 _attrs_by_type: dict[type, tuple[str, ...]] = {}
 _found: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -141,14 +142,8 @@ def _raw_saved(fn: Any) -> list:
 def _frame(hook: Any) -> tuple[Any, Any]:
     """(a key that is the same for every holder of one checkpoint, its frame or None): the
     checkpoint's unpack hook is one function per checkpoint, closing over its frame."""
-    for cell in getattr(hook, "__closure__", None) or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            continue
-        if isinstance(value, _CheckpointFrame):
-            return value, value
-    return hook, None
+    frame = closure_value(hook, _CheckpointFrame)
+    return (frame, frame) if frame is not None else (hook, None)
 
 
 def _function_name(frame: Any, names: Mapping | None) -> str | None:
