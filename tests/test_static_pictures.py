@@ -25,6 +25,7 @@ WITH_PICTURE = {
     "graph": re.compile(r"backward graph of .+: \d+ nodes"),
     "storage": re.compile(r".+: a (leaf|non-leaf) tensor\b.*, of shape"),
     "profile": re.compile(r"backward profile: "),
+    "jacobian": re.compile(r"Jacobian d.+/d.+: \d+ x \d+"),
 }
 
 
