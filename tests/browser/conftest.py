@@ -194,14 +194,25 @@ def chromium_path():
     return path
 
 
-@pytest.fixture(scope="session")
-def lab_server(chromium_path, tmp_path_factory):
-    server = LabServer(tmp_path_factory.mktemp("jupyterlab"))
+def _server(tmp_path_factory, name: str):
+    server = LabServer(tmp_path_factory.mktemp(name))
     try:
         server.start()
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def lab_server(chromium_path, tmp_path_factory):
+    yield from _server(tmp_path_factory, "jupyterlab")
+
+
+@pytest.fixture(scope="session")
+def notebook7_server(chromium_path, tmp_path_factory):
+    """A server of its own for Notebook 7: after a Notebook 7 page, JupyterLab pages on the same server
+    asked for Notebook 7's font files under /static/lab/ and got 403s (console errors)."""
+    yield from _server(tmp_path_factory, "notebook7")
 
 
 @pytest.fixture(scope="session")
@@ -227,9 +238,9 @@ def lab(request, lab_server, browser):
 
 
 @pytest.fixture
-def notebook7(request, lab_server, browser):
-    """A fresh browser page on the same server in Jupyter Notebook 7 (the same widgets, another shell)."""
-    yield from _page(request, lab_server, browser, lab_server.notebook7_url)
+def notebook7(request, notebook7_server, browser):
+    """A fresh browser page in Jupyter Notebook 7 (the same widgets, another shell)."""
+    yield from _page(request, notebook7_server, browser, notebook7_server.notebook7_url)
 
 
 def _page(request, lab_server, browser, url_for):
