@@ -263,3 +263,13 @@ def test_the_next_window_drawn_between_clicks_is_the_one_a_click_would_draw():
     assert taken >= 1
     ahead.release()
     assert not ahead.ahead.waiting
+
+
+def test_the_panel_wraps_between_words(seed):
+    """JupyterLab breaks a <pre> anywhere ("has arriv / ed"): the panel asks for breaks between words."""
+    s = al.step(seed["z"], names=seed)
+    _ = s.widget
+    s.end()
+    panel = part(s, "agl-step-panel").value
+    cells = re.findall(r"<pre style='([^']*)'>", panel)
+    assert cells and all("word-break:normal" in c and "white-space:pre-wrap" in c for c in cells)

@@ -79,11 +79,16 @@ def panel_text(trace: Trace, index: int) -> str:
     return "\n".join(f"{h}: {t}" if t else h for h, t in panel_lines(trace, index))
 
 
+# Long lines wrap between words (JupyterLab's own CSS breaks a <pre> anywhere, even mid-word); a
+# single word longer than the line still breaks, so nothing overflows the panel.
+_WRAP = "margin:0;white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
+
+
 def panel_html(trace: Trace, index: int) -> str:
     lines = panel_lines(trace, index)
     head, rest = lines[0], lines[1:]
     body = "".join(f"<tr><th style='text-align:left;padding-right:8px'>{esc(h)}</th>"
-                   f"<td><pre style='margin:0'>{esc(t)}</pre></td></tr>" for h, t in rest)
+                   f"<td><pre style='{_WRAP}'>{esc(t)}</pre></td></tr>" for h, t in rest)
     first = f"<b>{esc(head[0])}</b>" + (f"<div>{esc(head[1])}</div>" if head[1] else "")
     return f"<div>{first}<table>{body}</table></div>"
 
