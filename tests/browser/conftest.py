@@ -35,7 +35,7 @@ REPO = HERE.parent.parent
 ARTIFACTS = HERE / "artifacts"
 FIXTURES_DIR = "browser_fixtures"  # where tests/browser/fixtures lands inside the server's root
 
-# Flags checked to work here (FACTS.md); the sandbox needs privileges containers do not give.
+# Flags checked to work on these machines; the sandbox needs privileges containers do not give.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
                  "--disable-dev-shm-usage"]
