@@ -123,6 +123,13 @@ class ModelView(View):
         return len(self.model)  # type: ignore[arg-type]
 
 
+def scrolling(widget):
+    """widget in a box that scrolls sideways: a figure is shown at its own size, labels readable."""
+    import ipywidgets as w
+
+    return w.Box([widget], layout=w.Layout(overflow="auto", max_width="100%"))
+
+
 def image_widget(fig=None, max_width: str = "100%"):
     """An ipywidgets Image of a matplotlib Figure (or an empty one to fill later with png())."""
     import ipywidgets as w
@@ -144,15 +151,21 @@ def evaluate_typed(text: str, names) -> object:
 def img_tag(data: bytes, alt: str) -> str:
     """PNG bytes as an HTML <img> with a data URI, readable without a kernel or a file beside it.
 
-    >>> img_tag(b"PNG", "a graph")
-    '<img class="agl-static-figure" alt="a graph" src="data:image/png;base64,UE5H"/>'
+    >>> tag = img_tag(b"PNG", "a graph")
+    >>> tag.startswith('<div class="agl-static-scroll" style="overflow-x:auto"><img class="agl-static-figure"')
+    True
+    >>> tag.endswith('alt="a graph" src="data:image/png;base64,UE5H"/></div>')
+    True
     """
     import base64
 
     from .text import esc
 
-    return (f'<img class="agl-static-figure" alt="{esc(alt)}" '
-            f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}"/>')
+    # at its own size, scrolling sideways when wider than the page: shrunk, its labels would fall
+    # below the size of the text around them
+    return (f'<div class="agl-static-scroll" style="overflow-x:auto">'
+            f'<img class="agl-static-figure" style="max-width:none" alt="{esc(alt)}" '
+            f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}"/></div>')
 
 
 def png(fig, dpi: int = 80) -> bytes:

@@ -24,7 +24,9 @@ LEAF_EDGE = "#3d85c6"
 # Wider graphs shrink the font (FONT, in draw_labels) to stay within MAX_WIDTH, but never below
 # MIN_FONT: below it the labels are left out.
 MIN_FONT = 7.0
-MAX_WIDTH = 14.0  # inches, 1120 px
+# 40 inches (3200 px): a window of up to about 20 boxes side by side keeps its labels at body-text
+# size; the figure is shown at its own size and scrolls sideways rather than being shrunk to fit.
+MAX_WIDTH = 40.0
 MAX_ROWS_FOR_LABELS = 40
 # Characters of a stop's label and of a note line, and inches between the labels of one node's
 # stops: so figures stay readable.

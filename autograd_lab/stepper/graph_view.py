@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import torch
 
-from ..display import View, png
+from ..display import View, png, scrolling
 from ..graph import snapshot
 from ..format import table
 from .cuts import frozen_in, stop_label, stop_reason
@@ -77,9 +77,9 @@ class GraphView(View):
     def build_widget(self):
         import ipywidgets as w
 
-        image = w.Image(value=png(self.figure()), format="png")
+        image = w.Image(value=png(self.figure()), format="png", layout=w.Layout(max_width="none"))
         image.add_class("agl-graph")
-        return image
+        return scrolling(image)  # at its own size: scaled down, the labels would shrink
 
 
 def show_graph(output, names: Mapping | None = None, label: str | None = None) -> GraphView:

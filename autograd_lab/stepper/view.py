@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
-from ..display import View, evaluate_typed, live
+from ..display import scrolling, View, evaluate_typed, live
 from ..text import esc
 from .draw import Drawing, Layout
 from .faces import applied_text, recent_html, walk_html, walk_text
@@ -157,7 +157,8 @@ class Stepper(View):
 
         n = len(self.trace.steps)
         # the full width of the output: at a fixed cap the graph's labels shrank below body text
-        self._image = _classed(w.Image(format="png", layout=w.Layout(max_width="100%")), "agl-figure")
+        # at its own size in a box that scrolls sideways: scaled down, the labels would shrink
+        self._image = _classed(w.Image(format="png", layout=w.Layout(max_width="none")), "agl-figure")
         self._panel = _classed(w.HTML(), "agl-step-panel")
         buttons = {}
         for key, text, action in (("reset", "Reset", self.reset), ("prev", "Previous", self.prev),
@@ -174,7 +175,9 @@ class Stepper(View):
         w.jslink((self._play, "value"), (self._slider, "value"))
         controls = w.HBox([*buttons.values(), self._play, self._slider])
         self._log = _classed(w.HTML(), "agl-walk")
-        children = [controls, w.HBox([self._image, self._panel]), self._log]
+        # side by side while both fit; a wide figure takes the row and the panel goes under it
+        figure_and_panel = w.HBox([scrolling(self._image), self._panel], layout=w.Layout(flex_flow="row wrap"))
+        children = [controls, figure_and_panel, self._log]
         if self.predicting:
             self._answer = w.Text(placeholder="what does the next node send on? e.g. [0.5, 1.0]",
                                   layout=w.Layout(width="420px"))
