@@ -176,30 +176,32 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     node_labels, leaf_labels = learner_labels(names)
     nodes: list[Node] = []
     by_fn: dict[Any, Node] = {}
+    get, add = by_fn.get, nodes.append
 
     def visit(fn: Any) -> Node:
-        node = by_fn.get(fn)
-        if node is not None:
-            return node
         node = Node(len(nodes), _name_of_type(fn), fn, fn._sequence_nr())
         by_fn[fn] = node
-        nodes.append(node)
+        add(node)
         if node.is_accumulator:
             node.leaf = fn.variable
             node.label = leaf_labels.get(id(node.leaf))
-        else:
+        elif node_labels:
             node.label = node_labels.get(fn)
         return node
 
+    visit(root_fn)
+    # every node the walk yields was met before as an edge (or is the root), so it has its Node;
+    # a child met for the first time is made here, which gives ids in the order edges meet nodes
     for fn, edges in walk(root_fn):
-        node = visit(fn)
+        node = by_fn[fn]
+        out = node.next
         for child_fn, input_nr in edges:
             if child_fn is None:
-                node.next.append((None, input_nr))
+                out.append((None, input_nr))
                 continue
-            child = visit(child_fn)
+            child = get(child_fn) or visit(child_fn)
             child.consumers.append(node)
-            node.next.append((child, input_nr))
+            out.append((child, input_nr))
     return Graph(nodes, by_fn)
 
 

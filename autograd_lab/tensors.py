@@ -28,13 +28,26 @@ class Summary:
 
     @classmethod
     def of(cls, t: torch.Tensor, count: int = 4) -> Summary:
-        t = t.detach()
-        numeric = t.is_floating_point() or t.is_complex()
+        # A recording summarises every big gradient inside the engine's hooks, so this does as few
+        # tensor operations as it can: each costs a few microseconds, more than the arithmetic.
+        if t.requires_grad:
+            t = t.detach()
+        floating, complex_ = t.is_floating_point(), t.is_complex()
         # no reshape of the whole tensor: that would copy every non-contiguous gradient
-        norm = float(torch.linalg.vector_norm(t)) if t.numel() and numeric else 0.0
-        row = t[(0,) * (t.dim() - 1)] if t.dim() > 1 and t.shape[-1] >= count else t.reshape(-1)
-        first = tuple(float(v) for v in row[:count].tolist()) if not t.is_complex() else ()
-        return cls(tuple(t.shape), t.dtype, str(t.device), norm, first)
+        norm = float(torch.linalg.vector_norm(t)) if (floating or complex_) and t.numel() else 0.0
+        shape = tuple(t.shape)
+        if complex_:
+            first: tuple[float, ...] = ()
+        elif shape and shape[-1] >= count and t.numel() and type(t) is torch.Tensor \
+                and t.layout is torch.strided and not t.is_neg():
+            # the first values of the first row, t[0, ..., 0, :count], read in place: one view
+            first = tuple(t.as_strided((count,), (t.stride(-1),)).tolist())
+            if not floating:
+                first = tuple(map(float, first))
+        else:
+            row = t[(0,) * (t.dim() - 1)] if t.dim() > 1 and t.shape[-1] >= count else t.reshape(-1)
+            first = tuple(float(v) for v in row[:count].tolist())
+        return cls(shape, t.dtype, "cpu" if t.is_cpu else str(t.device), norm, first)
 
     @property
     def numel(self) -> int:

@@ -229,12 +229,10 @@ def _read_saved(graph: Graph) -> None:
 def _build_steps(result: Trace, recording: Recorder, kept_leaf_grads: list) -> None:
     """The steps in the engine's order; an accumulator's step also says what .grad held before
     and what backward() would leave there."""
-    graph, steps = result.graph, result.steps
-    node_of = graph.node_of
-    for i, (fn, g_out, g_in) in enumerate(recording.order):
-        node = node_of(fn)
-        assert node is not None  # the recorder hooks only the graph's own nodes
-        steps.append(Step(i, node, g_out, g_in, result))
+    graph = result.graph
+    by_fn = graph._by_fn  # the recorder hooks only the graph's own nodes: a KeyError would be a bug
+    steps = result.steps = [Step(i, by_fn[fn], g_out, g_in, result)
+                            for i, (fn, g_out, g_in) in enumerate(recording.order)]
     grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True)}
     for step in steps:
         if step.node.is_accumulator:
