@@ -178,8 +178,10 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     by_fn: dict[Any, Node] = {}
     get, add = by_fn.get, nodes.append
 
+    name_of = _names_by_type.get
+
     def visit(fn: Any) -> Node:
-        node = Node(len(nodes), _name_of_type(fn), fn, fn._sequence_nr())
+        node = Node(len(nodes), name_of(type(fn)) or _name_of_type(fn), fn, fn._sequence_nr())
         by_fn[fn] = node
         add(node)
         if node.is_accumulator:
