@@ -13,6 +13,16 @@ def ip():
 
 
 @pytest.fixture
+def seeded(ip):
+    """The shell with the seed example: x = [1, 2, 3] (float64, requires grad), y = x ** 2, z = y.mean()."""
+    ip.run_cell("import torch\n"
+                "x = torch.tensor([1, 2, 3], requires_grad=True, dtype=torch.double)\n"
+                "y = x ** 2\n"
+                "z = y.mean()\n")
+    return ip
+
+
+@pytest.fixture
 def fresh_progress(monkeypatch):
     """Exercise progress and grading mode start empty and are emptied afterwards."""
     from autograd_lab.practice import progress

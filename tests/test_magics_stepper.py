@@ -4,15 +4,6 @@ import torch
 from IPython.core.error import UsageError
 
 
-@pytest.fixture
-def seeded(ip):
-    ip.run_cell("import torch\n"
-                "x = torch.tensor([1, 2, 3], requires_grad=True, dtype=torch.double)\n"
-                "y = x ** 2\n"
-                "z = y.mean()\n")
-    return ip
-
-
 def captured(ip, magic, line):
     from IPython.utils.capture import capture_output
 
@@ -47,6 +38,9 @@ def test_backward_magic_expression_with_spaces(seeded):
     ("y", ["shape (3,)", "y.sum()", "--gradient torch.ones_like(y)"]),
     ("z --gradient", ["needs a value"]),
     ("z --fast", ["unknown option --fast"]),
+    ("z --apply=yes", ["switch"]),
+    ("z --gradient=", ["needs a value"]),
+    ("z --nope=1", ["unknown option --nope", "--gradient, --predict, --apply"]),
     ("", ["Usage: %backward"]),
     ("x", ["leaf"]),
     ("y --gradient torch.ones(2)", ["shape"]),
