@@ -6,7 +6,16 @@ STAMP  := $(VENV)/.installed
 # jupyter refuses to run as root unless told; CI and these machines run as root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-fast test-unit test-lessons lint lessons bench clean classroom classroom-env bench-classroom
+.PHONY: lab test test-fast test-unit test-lessons lint lessons bench clean classroom classroom-env bench-classroom catalogs
+
+# The Chinese catalogs, compiled from their .po files with Babel (scripts/catalogs.py); `make lab
+# AUTOGRAD_LAB_LANG=zh` opens the Chinese course.
+PO := $(wildcard autograd_lab/locale/*/LC_MESSAGES/*.po)
+MO := $(PO:.po=.mo)
+AUTOGRAD_LAB_LANG ?= en
+# Tests and stored lessons are in English unless a lesson asks for Chinese itself.
+EN := AUTOGRAD_LAB_LANG=en
+COURSE := $(if $(filter zh%,$(AUTOGRAD_LAB_LANG)),zh/,)
 
 # A class on one server (classroom/): JupyterHub in its own venv, its proxy from npm in
 # classroom/node_modules, jupyterhub-singleuser in .venv (the learners' servers run there, with the lab).
@@ -32,8 +41,13 @@ $(GRADERS)/.installed: pyproject.toml constraints.txt constraints-graders.txt
 		nbgrader otter-grader -e .
 	touch $(GRADERS)/.installed
 
-lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks notebooks/00_start_here.ipynb
+%.mo: %.po $(STAMP)
+	$(BIN)/pybabel compile -q -i $< -o $@
+
+catalogs: $(MO)
+
+lab: $(STAMP) $(MO)
+	AUTOGRAD_LAB_LANG=$(AUTOGRAD_LAB_LANG) $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks notebooks/$(COURSE)00_start_here.ipynb
 
 # Linters first: they take seconds and catch what the slow tests would meet later.
 lint: $(STAMP)
@@ -41,28 +55,30 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
-test: lint $(GRADERS)/.installed
+test: lint $(MO) $(GRADERS)/.installed
 	-@$(MAKE) --no-print-directory classroom-env || echo "classroom: hub or proxy not installed; tests/test_classroom.py will skip"
-	$(BIN)/python -m pytest tests
-	$(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
-	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb
+	$(EN) $(BIN)/python -m pytest tests
+	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
+	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb \
+		notebooks/zh/*.ipynb notebooks/zh/teachers/*.ipynb
 
 # The edit-test loop: linters and unit tests, no browser, no lessons.
-test-fast: lint
-	$(BIN)/python -m pytest tests -m "not browser"
-	$(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
+test-fast: lint $(MO)
+	$(EN) $(BIN)/python -m pytest tests -m "not browser"
+	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 
-test-unit: $(STAMP)
-	$(BIN)/python -m pytest tests -m "not browser"
+test-unit: $(STAMP) $(MO)
+	$(EN) $(BIN)/python -m pytest tests -m "not browser"
 
-test-lessons: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb
+test-lessons: $(STAMP) $(MO)
+	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb \
+		notebooks/zh/*.ipynb notebooks/zh/teachers/*.ipynb
 
 # Re-run the lessons and store their outputs (after changing the lab or a lesson).
-lessons: $(STAMP)
-	$(BIN)/python scripts/run_lessons.py
+lessons: $(STAMP) $(MO)
+	$(EN) $(BIN)/python scripts/run_lessons.py
 
 # Every benchmark runs even when one fails (bench_graph_drawing needs torchviz and Graphviz's dot,
 # which the lab never needs); the exit status says whether any failed.

@@ -32,6 +32,7 @@ _PUBLIC = {
     "profile_backward": "autograd_lab.profile.view",
     "compare_inputs": "autograd_lab.profile.view",
     "LabInputError": "autograd_lab.errors",
+    "language": "autograd_lab.i18n",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+import wcwidth
+
 from .tensors import Summary
 
 DECIMALS = 4
@@ -72,14 +74,22 @@ def _dtype(dtype: torch.dtype) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]], marks: dict[int, str] | None = None) -> str:
-    """An aligned plain-text table; marks puts a one-character marker before chosen rows."""
+    """An aligned plain-text table, by display width (a Chinese character takes two columns); marks
+    puts a one-character marker before chosen rows.
+
+    >>> print(table(["名称", "x"], [["梯度", "1"], ["grad", "22"]]))
+    名称  x
+    ----  --
+    梯度  1
+    grad  22
+    """
     marks = marks or {}
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    widths = [max(width(r[i]) for r in cells) for i in range(len(headers))]
     gutter = "  " if marks else ""
 
     def line(row: list[str], mark: str = " ") -> str:
-        text = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        text = "  ".join(ljust(c, w) for c, w in zip(row, widths, strict=True)).rstrip()
         return (mark + " " + text) if marks else text
 
     out = [line(cells[0])]
@@ -93,3 +103,19 @@ def message(err: BaseException) -> str:
     """PyTorch's message up to its hint, on one line (the tail changes between versions)."""
     text = " ".join(str(err).split())
     return text.split(" Hint:")[0].strip()
+
+
+def width(text: str) -> int:
+    """How many columns text takes in a terminal or a monospace font: a Chinese character takes two.
+
+    >>> width("x.grad"), width("梯度")
+    (6, 4)
+    """
+    w = wcwidth.wcswidth(text)
+    return len(text) if w < 0 else w
+
+
+def ljust(text: str, columns: int) -> str:
+    """text padded with spaces to columns by display width (``str.ljust`` counts characters)."""
+    return text + " " * max(0, columns - width(text))
+

@@ -33,3 +33,26 @@ def fresh_progress(monkeypatch):
     yield
     progress.reset()
     progress._grading = None
+
+
+@pytest.fixture(scope="session")
+def catalogs():
+    """The Chinese catalogs compiled from their .po files as they are now (what `make catalogs` does)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("catalogs", Path(__file__).parents[1] / "scripts" / "catalogs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.compile_all()
+    return module
+
+
+@pytest.fixture
+def zh(catalogs):
+    """The lab speaks Chinese for this test, English again afterwards."""
+    from autograd_lab import i18n
+
+    i18n.language("zh")
+    yield i18n
+    i18n.language("en")

@@ -2,7 +2,7 @@
 
 model (torch, stdlib, numpy, networkx, sympy) < rendering (+ matplotlib) < front ends (+ ipywidgets,
 IPython) < package face (__init__). A module's layer is read from its file name (faces, draw,
-picture, text: rendering; view, display, magics: front end), which import-linter cannot express;
+picture, text, fonts: rendering; view, display, magics: front end), which import-linter cannot express;
 its contracts in pyproject.toml (no cycles, layers inside each room) run in `make lint`, and the
 last test here checks that they bite."""
 import ast
@@ -16,10 +16,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "autograd_lab"
 FRONT = {"display.py", "magics.py", "magic_spec.py"}  # and every *view.py
-RENDERING = {"draw.py", "picture.py", "text.py", "faces.py"}
+RENDERING = {"draw.py", "picture.py", "text.py", "faces.py", "fonts.py"}
 LEVEL = {"model": 0, "rendering": 1, "front": 2, "face": 3}
 THIRD_PARTY = {
-    "torch": "model", "numpy": "model", "networkx": "model", "sympy": "model",
+    "torch": "model", "wcwidth": "model", "numpy": "model", "networkx": "model", "sympy": "model",
     "matplotlib": "rendering", "PIL": "rendering", "ipywidgets": "front", "IPython": "front",
 }
 

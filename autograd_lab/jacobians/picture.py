@@ -3,8 +3,10 @@ elements of the input), zero white, so the pattern (a diagonal, a full block) sh
 from __future__ import annotations
 
 from matplotlib.figure import Figure
+from ..fonts import figure_text
 
 
+@figure_text
 def picture(jac) -> Figure:
     rows, cols = jac.shape
     fig = Figure(figsize=(min(2 + cols * 0.35, 7), min(1.5 + rows * 0.35, 6)))

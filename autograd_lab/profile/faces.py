@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 from ..format import table
 from ..text import esc, html_table
 from .measure import median
+from ..fonts import figure_text
 
 
 def _ms(value: float) -> str:
@@ -71,6 +72,7 @@ def profile_html(prof) -> str:
             f'<p><b>Fix:</b></p><pre class="agl-fix">{esc(prof.fix)}</pre></div>')
 
 
+@figure_text
 def profile_figure(prof) -> Figure:
     """Backward time per step (bars, warm-up steps pale) and the number of graph nodes backward
     walked (line), so growth and its cost are seen side by side."""

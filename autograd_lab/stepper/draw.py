@@ -18,6 +18,7 @@ from matplotlib.patches import FancyBboxPatch
 from ..graph import Graph, Node
 from .draw_labels import FONT, clip, node_lines, points, stop_words
 from .png_bands import BandedPng
+from ..fonts import figure_text
 
 COLORS = {"done": "#d9ead3", "current": "#f6b26b", "ready": "#fff2cc", "waiting": "#ffffff"}
 LEAF_EDGE = "#3d85c6"
@@ -65,6 +66,7 @@ class Layout:
 class Drawing:
     """A figure of some nodes of a graph, built once; paint() recolours it for a step."""
 
+    @figure_text
     def __init__(self, layout: Layout, shown: list[Node], title: str | None = None,
                  stop_labels: dict | None = None, notes: tuple[str, ...] = ()):
         """stop_labels: {(node, input position): a few words} written at that stop instead of 'stop'

@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from .memory import SHOWN, Memory
+from ..fonts import figure_text
 
 IN_GRAPH = "#fdd9a8"
 OUT_GRAPH = "#eeeeee"
@@ -16,6 +17,7 @@ COUNTERS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#
 LABEL_W, BADGE_X, BLOCK_X, CELL = 4.6, 4.9, 7.2, 0.95
 
 
+@figure_text
 def picture(mem: Memory, title: str | None = None) -> Figure:
     """Draw a Memory as a Figure.
 

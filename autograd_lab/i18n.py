@@ -1,0 +1,145 @@
+"""The language the lab speaks: English or Simplified Chinese, from gettext catalogs.
+
+Every sentence the lab shows a learner is written in English in the code, inside ``_()`` (or
+``N_()`` for a module-level constant, translated where it is shown), as one whole sentence with
+named placeholders: ``_("x.grad has shape {shape}").format(shape=...)``, so that a translator can
+put the words in their own order. Numbers, code and PyTorch's names stay as they are.
+
+The catalogs live in ``autograd_lab/locale/zh/LC_MESSAGES/``, one ``.po`` file a room (``core`` for
+the modules at the top of the package, ``exercises`` and ``exercises_advanced`` for the exercises'
+topics); ``scripts/catalogs.py`` extracts them with Babel and
+compiles them to ``.mo`` (``make catalogs``). The language is ``language("zh")`` or
+``language("en")``; at import it is read from the environment variable ``AUTOGRAD_LAB_LANG``
+(``zh``, ``zh_CN``, ``zh-Hans``, ... or ``en``), else English. It is the same for every call until
+changed, so a lesson's outputs are the same on every run.
+
+>>> language("en")
+'en'
+>>> _("Correct.")
+'Correct.'
+"""
+from __future__ import annotations
+
+import contextlib
+import gettext
+import os
+from pathlib import Path
+
+from .errors import LabInputError
+
+LANGUAGES = ("en", "zh")
+#: one catalog a room ("core": the modules at the top of the package; the exercises' topics in two)
+DOMAINS = ("core", "stepper", "storage", "practice", "exercises", "exercises_advanced", "explain", "profile",
+           "jacobians")
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+ENV = "AUTOGRAD_LAB_LANG"
+
+_NULL = gettext.NullTranslations()
+
+
+class _State:
+    code = "en"
+    catalog: gettext.NullTranslations = _NULL
+
+
+_state = _State()
+
+
+def _code(value: str) -> str | None:
+    """The language a name asks for: 'zh', 'zh_CN', 'zh-Hans', 'ZH' -> 'zh'; None if unknown."""
+    head = value.strip().lower().replace("-", "_").split("_")[0].split(".")[0]
+    return head if head in LANGUAGES else None
+
+
+def _catalog(code: str) -> gettext.NullTranslations:
+    if code == "en":
+        return _NULL
+    chain: gettext.NullTranslations | None = None
+    missing = []
+    for domain in DOMAINS:
+        path = LOCALE_DIR / code / "LC_MESSAGES" / f"{domain}.mo"
+        if not path.exists():
+            missing.append(domain)
+            continue
+        with path.open("rb") as f:
+            catalog = gettext.GNUTranslations(f)
+        if chain is None:
+            chain = catalog
+        else:
+            chain.add_fallback(catalog)
+    if missing:
+        raise LabInputError(_(
+            "The {language} catalogs are not compiled ({missing}): run `make catalogs` in the "
+            "autograd_lab checkout, then language() again. Nothing was changed."
+        ).format(language=code, missing=", ".join(missing)))
+    assert chain is not None
+    return chain
+
+
+def language(code: str | None = None) -> str:
+    """Choose the language of everything the lab shows from now on: ``language("zh")`` for
+    Simplified Chinese, ``language("en")`` for English. With no argument, says which is in use.
+    Returns the language's code.
+
+    >>> language("fr")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    autograd_lab.errors.LabInputError: The lab speaks English and Chinese: type language("en") or ... not 'fr'. ...
+    """
+    if code is None:
+        return _state.code
+    chosen = _code(code) if isinstance(code, str) else None
+    if chosen is None:
+        raise LabInputError(_(
+            'The lab speaks English and Chinese: type language("en") or language("zh"), '
+            "not {given}. Nothing was changed."
+        ).format(given=repr(code)))
+    catalog = _catalog(chosen)
+    _check_font(chosen)
+    _state.catalog = catalog
+    _state.code = chosen
+    return chosen
+
+
+def _(message: str) -> str:
+    """The message in the current language (itself in English, or when it has no translation)."""
+    catalog = _state.catalog
+    return message if catalog is _NULL else catalog.gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or plural sentence for n, in the current language (Chinese has one form)."""
+    return _state.catalog.ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:
+    """Mark a module-level constant for translation; ``_(CONSTANT)`` translates it where it is shown."""
+    return message
+
+
+def _from_environment() -> None:
+    value = os.environ.get(ENV, "")
+    code = _code(value) if value else None
+    if code and code != "en":
+        with contextlib.suppress(LabInputError):  # not compiled: English, and language("zh") says why
+            language(code)
+
+
+
+FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
+
+
+def _has_cjk_font() -> bool:
+    """Is a Noto CJK font installed where fontconfig and matplotlib look (fonts.py uses it)?"""
+    return any(next(Path(d).expanduser().rglob("Noto*CJK*"), None) for d in FONT_DIRS if Path(d).expanduser().is_dir())
+
+
+def _check_font(code: str) -> None:
+    if code != "en" and not _has_cjk_font():
+        raise LabInputError(_(
+            "Chinese figures need a CJK font and none is installed: on Debian or Ubuntu type "
+            "`apt-get install fonts-noto-cjk`, then language(\"zh\") again. Nothing was changed."
+        ))
+
+
+_from_environment()

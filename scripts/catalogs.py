@@ -1,0 +1,172 @@
+"""The lab's message catalogs, with Babel: extract the sentences from the code, compile them, check them.
+
+    .venv/bin/python scripts/catalogs.py extract [room ...]  # update .po files from the code (keeps translations)
+    .venv/bin/python scripts/catalogs.py untranslated ROOM > todo.json   # {sentence: ""} still to translate
+    .venv/bin/python scripts/catalogs.py fill ROOM todo.json             # write translations into ROOM's .po
+    .venv/bin/python scripts/catalogs.py compile   # .po -> .mo (make catalogs)
+    .venv/bin/python scripts/catalogs.py check     # every sentence translated, placeholders kept
+
+A room's catalog (``autograd_lab/locale/zh/LC_MESSAGES/<room>.po``) holds the sentences of the
+modules SOURCES names for it.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_file
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po, write_po
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "autograd_lab"
+sys.path.insert(0, str(ROOT))
+from autograd_lab.i18n import DOMAINS, LOCALE_DIR  # noqa: E402
+
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+TRANSLATED = ("zh",)
+FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)?(?:[!:][^{}]*)?\}")
+
+
+ADVANCED = ["vjp", "freezing", "hooks", "own_backward", "history"]  # the topics of lessons 06-10
+SOURCES = {
+    "core": ["*.py"],
+    "stepper": ["stepper/**/*.py"], "storage": ["storage/**/*.py"], "explain": ["explain/**/*.py"],
+    "profile": ["profile/**/*.py"], "jacobians": ["jacobians/**/*.py"],
+    "practice": ["practice/*.py"],
+    "exercises": ["practice/topics/*.py"],
+    "exercises_advanced": [f"practice/topics/{name}.py" for name in ADVANCED],
+}
+
+
+def sources(domain: str) -> list[Path]:
+    """The modules whose sentences go into a room's catalog (each module in exactly one)."""
+    found = {p for pattern in SOURCES[domain] for p in PACKAGE.glob(pattern)}
+    if domain == "exercises":
+        found -= set(sources("exercises_advanced"))
+    return sorted(found)
+
+
+def extracted(domain: str) -> Iterator[tuple[str | tuple[str, str], Path, int, list[str]]]:
+    """(message, file, line, translator comments) for every marked sentence of the room."""
+    for path in sources(domain):
+        for lineno, message, comments, _context in extract_from_file(
+            "python", str(path), keywords=KEYWORDS, comment_tags=("Translators:",)
+        ):
+            yield message, path, lineno, comments
+
+
+def template(domain: str) -> Catalog:
+    catalog = Catalog(project="autograd_lab", domain=domain, fuzzy=False)
+    for message, path, lineno, comments in extracted(domain):
+        catalog.add(message, None, [(str(path.relative_to(ROOT)), lineno)], auto_comments=comments)
+    return catalog
+
+
+def po_path(code: str, domain: str) -> Path:
+    return LOCALE_DIR / code / "LC_MESSAGES" / f"{domain}.po"
+
+
+def read(code: str, domain: str) -> Catalog:
+    path = po_path(code, domain)
+    if not path.exists():
+        return Catalog(locale=code, domain=domain, project="autograd_lab", fuzzy=False)
+    with path.open("rb") as f:
+        return read_po(f, locale=code, domain=domain)
+
+
+def extract(domains: list[str] | None = None) -> None:
+    """Bring .po files up to date with the code (every room's, or the rooms named): new sentences
+    added untranslated, gone ones dropped, translations kept."""
+    for code in TRANSLATED:
+        for domain in domains or DOMAINS:
+            catalog = read(code, domain)
+            catalog.update(template(domain), no_fuzzy_matching=True)
+            catalog.obsolete.clear()
+            catalog.plural_forms  # noqa: B018 -- Babel fills the header from the locale
+            path = po_path(code, domain)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("wb") as f:
+                write_po(f, catalog, width=100, omit_header=False, sort_by_file=True)
+            print(f"{path.relative_to(ROOT)}: {len(catalog)} sentences")
+
+
+def untranslated(domain: str, code: str = "zh") -> list[str]:
+    """The sentences of a room that have no translation yet (after extract)."""
+    return [m.id for m in read(code, domain) if m.id and (not m.string or m.fuzzy)]
+
+
+def fill(domain: str, translations: dict[str, str], code: str = "zh") -> int:
+    """Set translations {English sentence: translation} in a room's .po; returns how many were set.
+    A sentence that is not in the catalog (extract first) is refused, with its text."""
+    catalog = read(code, domain)
+    unknown = [k for k in translations if catalog.get(k) is None]
+    if unknown:
+        raise SystemExit("not in the catalog (run extract first, or check the text):\n" + "\n".join(map(repr, unknown)))
+    for english, text in translations.items():
+        message = catalog.get(english)
+        message.string = text
+        message.flags.discard("fuzzy")
+    with po_path(code, domain).open("wb") as f:
+        write_po(f, catalog, width=100, sort_by_file=True)
+    return len(translations)
+
+
+def compile_all() -> None:
+    for code in TRANSLATED:
+        for domain in DOMAINS:
+            catalog = read(code, domain)
+            with po_path(code, domain).with_suffix(".mo").open("wb") as f:
+                write_mo(f, catalog)
+
+
+def fields(text: str) -> list[str]:
+    return sorted(m.group(1) or "" for m in FIELD.finditer(text))
+
+
+def problems(code: str = "zh") -> list[str]:
+    """What keeps a language from being complete: sentences in the code with no translation, fuzzy
+    translations, and translations whose {placeholders} differ from the English sentence's."""
+    out = []
+    for domain in DOMAINS:
+        catalog = read(code, domain)
+        wanted = template(domain)
+        for message in wanted:
+            if not message.id:
+                continue
+            where = ", ".join(f"{p}:{n}" for p, n in message.locations[:1])
+            have = catalog.get(message.id)
+            if have is None:
+                out.append(f"{domain}: not in the catalog ({where}): {message.id!r}")
+                continue
+            strings = have.string if isinstance(have.string, (tuple, list)) else (have.string,)
+            if not all(strings) or have.fuzzy:
+                out.append(f"{domain}: not translated ({where}): {message.id!r}")
+                continue
+            ids = message.id if isinstance(message.id, (tuple, list)) else (message.id,)
+            for s in strings:
+                if fields(s) != fields(ids[0]):
+                    out.append(f"{domain}: placeholders differ ({where}): {message.id!r} -> {s!r}")
+    return out
+
+
+if __name__ == "__main__":
+    command = sys.argv[1] if len(sys.argv) > 1 else "check"
+    if command == "extract":
+        extract(sys.argv[2:])
+    elif command == "untranslated":
+        print(json.dumps({m: "" for m in untranslated(sys.argv[2])}, ensure_ascii=False, indent=1))
+    elif command == "fill":
+        print(fill(sys.argv[2], json.loads(Path(sys.argv[3]).read_text(encoding="utf-8"))), "set")
+    elif command == "compile":
+        compile_all()
+    elif command == "check":
+        found = problems()
+        print("\n".join(found) or "every sentence is translated")
+        sys.exit(1 if found else 0)
+    else:
+        sys.exit("usage: catalogs.py extract [room ...] | untranslated ROOM | fill ROOM FILE.json | compile | check")

@@ -1,0 +1,113 @@
+"""The lab's two languages: choosing one, the catalogs' completeness, tables by display width,
+figures with Chinese text and no missing glyph."""
+import io
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from autograd_lab import i18n
+from autograd_lab.errors import LabInputError
+from autograd_lab.format import table, width
+
+
+def test_language_switches_and_says_which(zh):
+    assert i18n.language() == "zh"
+    assert i18n.language("en") == "en" and i18n.language() == "en"
+    assert i18n.language("zh_CN") == "zh"
+
+
+def test_bad_language_changes_nothing(zh):
+    with pytest.raises(LabInputError, match=r'language\("zh"\)'):
+        i18n.language("fr")
+    assert i18n.language() == "zh"
+    with pytest.raises(LabInputError):
+        i18n.language(3)
+
+
+@pytest.mark.parametrize(("value", "expected"), [("zh", "zh"), ("zh_CN.UTF-8", "zh"), ("en", "en"), ("", "en"),
+                                                  ("klingon", "en")])
+def test_default_comes_from_the_environment(catalogs, value, expected):
+    code = "import autograd_lab.i18n as i; print(i.language())"
+    env = {**os.environ, "AUTOGRAD_LAB_LANG": value}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == expected and out.stderr == ""
+
+
+def test_every_sentence_has_a_chinese_translation(catalogs):
+    assert catalogs.problems("zh") == []
+
+
+def test_the_check_fails_on_a_missing_translation(catalogs, tmp_path, monkeypatch):
+    """Remove one translation from a copy of a catalog: the completeness check names it."""
+    from babel.messages.pofile import read_po, write_po
+
+    domain = next(d for d in i18n.DOMAINS if len(catalogs.read("zh", d)) > 1)
+    catalog = catalogs.read("zh", domain)
+    victim = next(m for m in catalog if m.id)
+    victim.string = ""
+    target = tmp_path / "zh" / "LC_MESSAGES" / f"{domain}.po"
+    target.parent.mkdir(parents=True)
+    with target.open("wb") as f:
+        write_po(f, catalog)
+    for other in i18n.DOMAINS:
+        if other != domain:
+            (target.parent / f"{other}.po").write_bytes(catalogs.po_path("zh", other).read_bytes())
+    monkeypatch.setattr(catalogs, "LOCALE_DIR", tmp_path)
+    found = catalogs.problems("zh")
+    assert len(found) == 1 and "not translated" in found[0]
+    with target.open("rb") as f:
+        assert read_po(f).get(victim.id).string == ""
+
+
+def test_placeholders_are_compared():
+    from_scripts = pytest.importorskip("babel")  # noqa: F841 -- the catalogs script needs Babel
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("c", Path(__file__).parents[1] / "scripts" / "catalogs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.fields("{name} has {n:d} steps {{literal}}") == ["n", "name"]
+    assert module.fields("第 {n:d} 步") != module.fields("{name} has {n:d} steps")
+
+
+def test_every_module_is_in_exactly_one_catalog(catalogs):
+    from pathlib import Path
+
+    package = Path(i18n.__file__).parent
+    modules = sorted(package.rglob("*.py"))
+    owners = {m: [d for d in i18n.DOMAINS if m in catalogs.sources(d)] for m in modules}
+    assert {str(m.relative_to(package)): d for m, d in owners.items() if len(d) != 1} == {}
+
+
+def test_tables_align_by_display_width():
+    text = table(["名称", "值"], [["梯度", "1"], ["x.grad", "22"]])
+    lines = text.splitlines()
+    starts = {width(line[: line.index(c)]) for line, c in zip(lines, ["值", "-", "1", "2"], strict=True)
+              if c != "-"}
+    assert starts == {8}, text
+
+
+def test_chinese_figure_has_every_glyph(zh):
+    """matplotlib warns of a missing glyph; tests turn warnings into errors."""
+    from matplotlib.figure import Figure
+
+    from autograd_lab.fonts import figure_text
+
+    @figure_text
+    def build():
+        fig = Figure(figsize=(2, 1))
+        fig.add_subplot().set_title("反向传播的计算图 x.grad")
+        return fig
+
+    buffer = io.BytesIO()
+    build().savefig(buffer, format="png")
+    assert buffer.getvalue()[:4] == b"\x89PNG"
+
+
+def test_english_is_the_default_in_tests():
+    assert i18n.language() == "en"
+    assert re.fullmatch(r"[ -~]+", i18n._("Correct."))
