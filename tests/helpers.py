@@ -1,4 +1,6 @@
 """Shared test helpers: what the learner owns, and whether anything of it changed."""
+import re
+
 import torch
 
 
@@ -57,3 +59,27 @@ def part(view, css_class: str):
     """The one control of view's widget that carries css_class (what a browser test would find)."""
     [control] = [w for w in widgets(view.widget) if css_class in w.get_state().get("_dom_classes", ())]
     return control
+
+
+_CODE = re.compile(
+    r"`[^`]*`"                           # code in backticks
+    r"|<[^<>]*>"                          # HTML tags, and tensor summaries like <3x4 float, norm 1.0>
+    r"|&[a-z]+;|&#\d+;"                   # HTML entities
+    r"|\S*[._()\[\]=*/+%\\{}0-9<>@#$|:-]\S*"  # identifiers, calls, numbers, flags, paths: code, not words
+    r"|\b[A-Z][a-z]+[A-Z]\w*"             # CamelCase names (MulBackward0, LabInputError)
+)
+_WORDS = re.compile(r"\b[A-Za-z]{2,}(?:[ ,;'’]+[A-Za-z]{2,}){2,}\b")
+
+
+def english_words(text: str, allowed: tuple[str, ...] = ()) -> list[str]:
+    """Runs of three or more English words left in a text that should be Chinese (code, names,
+    numbers and HTML removed first). allowed: texts that may stay (PyTorch's own messages, say).
+
+    >>> english_words("第 2 步：MulBackward0 把 x.grad 乘以 2。")
+    []
+    >>> english_words("第 2 步: the gradient flows back")
+    ['the gradient flows back']
+    """
+    for keep in allowed:
+        text = text.replace(keep, " ")
+    return _WORDS.findall(_CODE.sub(" ", text))
