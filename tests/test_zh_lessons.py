@@ -18,10 +18,10 @@ def code_cells(path: Path) -> list[dict]:
 
 
 class _Strings(ast.NodeTransformer):
-    def visit_Constant(self, node):  # noqa: N802 -- the ast visitor's name
+    def visit_Constant(self, node):
         return ast.Constant("S") if isinstance(node.value, str) else node
 
-    def visit_JoinedStr(self, node):  # noqa: N802
+    def visit_JoinedStr(self, node):
         return ast.Constant("S")
 
 
@@ -55,7 +55,8 @@ def counterpart(path: Path) -> Path:
 
 def test_the_shape_ignores_comments_strings_and_the_language_line():
     english = 'import autograd_lab\nprint("x.grad is", x.grad)  # the gradient\n%backward z'
-    chinese = 'import autograd_lab\nautograd_lab.language("zh")\nprint("x.grad 是", x.grad)  # 梯度\n%backward z  # 逐步'
+    chinese = ('import autograd_lab\nautograd_lab.language("zh")\nprint("x.grad 是", x.grad)  # 梯度\n'
+               '%backward z  # 逐步')
     assert shape(english) == shape(chinese)
     assert shape(english) != shape(english.replace("x.grad)", "x.grad * 2)"))
     assert shape("%backward z") != shape("%backward z --apply")
