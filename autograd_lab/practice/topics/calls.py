@@ -10,7 +10,7 @@ from ..forms import PartsForm, TensorForm
 from ..messages import DOUBLED, MISSING_MEAN, NO_FACTOR, Y_VALUE, for_part
 from ..registry import register
 from ..run import grad, run, tensor_code, variant_values
-from .common import x_grad, x_line
+from .common import on_x, x_grad, x_line
 
 TYPED = "x.grad typed as 3 numbers, e.g. a list"
 
@@ -50,22 +50,21 @@ def weighted_mean_square(seed=None) -> Exercise:
 
 @register("nonscalar_backward", "backward() on a non-scalar output", place=60)
 def nonscalar_backward(seed=None) -> Exercise:
-    line = x_line(seed)
-    setup = f"{line}\ny = x**2 + 3 * x\ny.backward(torch.ones_like(y))"
-    ns = run(setup)
-    x, y, expected = ns["x"].detach(), ns["y"].detach(), ns["x"].grad.clone()
+    s = on_x(seed, "y = x**2 + 3 * x\ny.backward(torch.ones_like(y))",
+             square="(x**2).sum().backward()", mean="(x**2 + 3 * x).mean().backward()")
+    setup, x, y, expected = s.setup, s.value("x"), s.value("y"), s.value("x.grad")
     diagnosers = [
         Diagnoser(Y_VALUE.replace("dz/dx_i: how fast z", "dy_i/dx_i: how fast y_i"), y),
         Diagnoser("All ones is the gradient you passed in, torch.ones_like(y): backward() multiplies "
                   "it by dy/dx on the way to x.", torch.ones_like(x)),
-        Diagnoser("The 3 * x term has a derivative too.", grad(f"{line}\n(x**2).sum().backward()")),
+        Diagnoser("The 3 * x term has a derivative too.", s.other["square"]),
         Diagnoser("This is twice the gradient: did you run both y.backward(torch.ones_like(y)) and "
                   "y.sum().backward() on the same x? .grad added up both; each one alone gives the answer.",
                   grad(f"{setup}\n(x**2 + 3 * x).sum().backward()")),
         Diagnoser("backward() does not add the gradient up: torch.ones_like(y) weighs each y_i by 1 "
                   "and x.grad keeps one entry per element of x.", expected.sum()),
         Diagnoser("That would be the gradient of y.mean(); torch.ones_like(y) matches y.sum().",
-                  grad(f"{line}\n(x**2 + 3 * x).mean().backward()")),
+                  s.other["mean"]),
     ]
     hints = ["y has 3 elements, so y.backward() alone fails (grad can be implicitly created only for "
              "scalar outputs). Passing torch.ones_like(y) is the same as calling y.sum().backward().",
@@ -82,16 +81,15 @@ def nonscalar_backward(seed=None) -> Exercise:
 
 @register("accumulate", "Two backward calls without zeroing", place=70)
 def accumulate(seed=None) -> Exercise:
-    line = x_line(seed)
-    setup = f"{line}\nz = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"
-    expected = grad(setup)
-    once = grad(f"{line}\n(x**2).mean().backward()")
+    s = on_x(seed, "z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()",
+             once="(x**2).mean().backward()", summed="z = (x**2).sum()\nz.backward(retain_graph=True)\nz.backward()")
+    setup, expected, once = s.setup, s.value("x.grad"), s.other["once"]
     diagnosers = [
         Diagnoser("This is the gradient of one backward() call. .grad is not replaced by the second "
                   "call: the new gradient is added to the old one.", once),
         Diagnoser("Nothing resets .grad between the calls; only x.grad = None or x.grad.zero_() would.",
                   torch.zeros_like(expected)),
-        Diagnoser(MISSING_MEAN, grad(f"{line}\nz = (x**2).sum()\nz.backward(retain_graph=True)\nz.backward()")),
+        Diagnoser(MISSING_MEAN, s.other["summed"]),
         Diagnoser("Two backward() calls add the gradient twice, not three times.", once * 3),
         Diagnoser(DOUBLED.split(":")[0] + " of both calls together: each call adds the gradient once.", once * 4),
     ]

@@ -5,6 +5,8 @@ gives the rest of the statement (Exercise's fields) as keywords."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -12,7 +14,7 @@ from ..checking import shape_text
 from ..choices import FlagsForm
 from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
-from ..run import tensor_code, variant_values
+from ..run import grad, run, tensor_code, variant_values
 
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
@@ -24,6 +26,35 @@ def x_line(seed) -> str:
     'x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.double, requires_grad=True)'
     """
     return tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
+
+
+@dataclass(frozen=True)
+class OnX:
+    """An exercise's code on x run by torch: setup (x's line, then the exercise's body), the
+    namespace it leaves, and x.grad after each other body on the same x (the values its known
+    mistakes give)."""
+
+    setup: str
+    ns: dict[str, Any]
+    other: dict[str, torch.Tensor]
+
+    def value(self, name: str) -> torch.Tensor:
+        """A tensor of the namespace, or a leaf's gradient as "x.grad", detached and copied."""
+        base, _, attr = name.partition(".")
+        t = getattr(self.ns[base], attr) if attr else self.ns[base]
+        return t.detach().clone()
+
+
+def on_x(seed, body: str, **other: str) -> OnX:
+    """Run x's line then body; and x's line then each other body, keeping x.grad of each.
+
+    >>> s = on_x(None, "(x**2).sum().backward()", mean="(x**2).mean().backward()")
+    >>> s.value("x.grad").tolist(), [round(v, 4) for v in s.other["mean"].tolist()]
+    ([2.0, 4.0, 6.0], [0.6667, 1.3333, 2.0])
+    """
+    line = x_line(seed)
+    setup = f"{line}\n{body}"
+    return OnX(setup, run(setup), {key: grad(f"{line}\n{code}") for key, code in other.items()})
 
 
 def x_grad(expected: torch.Tensor, **statement) -> Exercise:

@@ -6,16 +6,15 @@ from ...format import fmt
 from ..choices import ChoiceForm
 from ..exercise import Diagnoser, Exercise
 from ..registry import register
-from ..run import grad, run
-from .common import tensor_pair, x_grad, x_line
+from ..run import run
+from .common import on_x, tensor_pair, x_grad
 
 @register("hook_doubles", "A hook that doubles a gradient", place=800)
 def hook_doubles(seed=None) -> Exercise:
-    line = x_line(seed)
     k = 3 if seed is None else (4, 5, 7)[int(seed) % 3]  # the factor: the gradient does not depend on x
-    setup = f"{line}\ny = x * {k}\ny.register_hook(lambda g: g * 2)\ny.sum().backward()"
-    expected = grad(setup)
-    plain = grad(f"{line}\n(x * {k}).sum().backward()")
+    s = on_x(seed, f"y = x * {k}\ny.register_hook(lambda g: g * 2)\ny.sum().backward()",
+             plain=f"(x * {k}).sum().backward()")
+    setup, expected, plain = s.setup, s.value("x.grad"), s.other["plain"]
     diagnosers = [
         Diagnoser("This is the gradient without the hook. A hook that returns a tensor replaces the "
                   "gradient flowing through y, and everything before y sees the new one.", plain),
@@ -35,11 +34,8 @@ def hook_doubles(seed=None) -> Exercise:
 
 @register("retain_grad_and_hook", "retain_grad() and a hook on the same tensor", place=810)
 def retain_grad_and_hook(seed=None) -> Exercise:
-    setup = (f"{x_line(seed)}\nh = x * 2\nh.retain_grad()\nh.register_hook(lambda g: g + 1)\n"
-             "z = (h**2).sum()\nz.backward()")
-    ns = run(setup)
-    hg, xg = ns["h"].grad.clone(), ns["x"].grad.clone()
-    raw = 2 * ns["h"].detach()
+    s = on_x(seed, "h = x * 2\nh.retain_grad()\nh.register_hook(lambda g: g + 1)\nz = (h**2).sum()\nz.backward()")
+    setup, hg, xg, raw = s.setup, s.value("h.grad"), s.value("x.grad"), 2 * s.value("h")
     diagnosers = [
         Diagnoser("h.grad is what h's gradient became after every hook: retain_grad() stores it last, "
                   "whenever it was called.", part=0, value=raw),

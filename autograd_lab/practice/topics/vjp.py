@@ -10,13 +10,12 @@ from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
 from ..registry import register
 from ..run import run, tensor_code, variant_values
-from .common import tensor_pair, x_grad, x_line
+from .common import on_x, tensor_pair, x_grad
 
 @register("vjp_weights", "backward(v) with weights other than ones", place=600)
 def vjp_weights(seed=None) -> Exercise:
-    setup = f"{x_line(seed)}\ny = x**2\ny.backward(torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64))"
-    ns = run(setup)
-    x, expected = ns["x"].detach(), ns["x"].grad.clone()
+    s = on_x(seed, "y = x**2\ny.backward(torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64))")
+    setup, x, expected = s.setup, s.value("x"), s.value("x.grad")
     v = torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64)
     diagnosers = [
         Diagnoser("This is 2 * x, the gradient with all weights 1 (y.sum()). The weights v multiply "
@@ -73,10 +72,9 @@ def jacobian_shape(seed=None) -> Exercise:
 
 @register("grad_vs_backward", "torch.autograd.grad returns, backward() accumulates", place=620)
 def grad_vs_backward(seed=None) -> Exercise:
-    setup = (f"{x_line(seed)}\nz = (x**2).sum()\n(g,) = torch.autograd.grad(z, x, retain_graph=True)\n"
-             "z.backward(retain_graph=True)\nz.backward()")
-    ns = run(setup)
-    g, xg = ns["g"].clone(), ns["x"].grad.clone()
+    s = on_x(seed, "z = (x**2).sum()\n(g,) = torch.autograd.grad(z, x, retain_graph=True)\n"
+                   "z.backward(retain_graph=True)\nz.backward()")
+    setup, g, xg = s.setup, s.value("g"), s.value("x.grad")
     diagnosers = [
         Diagnoser("torch.autograd.grad returns the gradient and writes nothing into x.grad: only the "
                   "two backward() calls add into it.", part=1, value=3 * g),
