@@ -111,3 +111,18 @@ def test_chinese_figure_has_every_glyph(zh):
 def test_english_is_the_default_in_tests():
     assert i18n.language() == "en"
     assert re.fullmatch(r"[ -~]+", i18n._("Correct."))
+
+
+def test_make_lab_opens_the_chinese_course_when_asked():
+    """`make lab AUTOGRAD_LAB_LANG=zh` starts JupyterLab on the Chinese lesson 00 with the lab in Chinese."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab", "AUTOGRAD_LAB_LANG=zh"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    line = next(li for li in dry.splitlines() if "jupyter lab" in li)
+    assert "AUTOGRAD_LAB_LANG=zh" in line and "notebooks/zh/00_start_here.ipynb" in line
+    english = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab"], cwd=root, capture_output=True,
+                             text=True, check=True, env={**os.environ, "AUTOGRAD_LAB_LANG": ""}).stdout
+    line = next(li for li in english.splitlines() if "jupyter lab" in li)
+    assert "notebooks/00_start_here.ipynb" in line and "/zh/" not in line
