@@ -69,7 +69,10 @@ class View:
             return
         fig = self.figure()
         if fig is not None:
-            display({"image/png": png(fig), "text/plain": f"<figure: {self.figure_title()}>"}, raw=True)
+            from .i18n import _
+
+            display({"image/png": png(fig), "text/plain": _("<figure: {title}>").format(title=self.figure_title())},
+                    raw=True)
         display(self.bundle(with_widget=False), raw=True)
 
     def figure_title(self) -> str:

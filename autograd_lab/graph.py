@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .i18n import _
 from .names import learner_labels, learner_tensors
 from .tensors import same_memory
 
@@ -23,10 +24,10 @@ _saved_attrs_by_type: dict[type, tuple[str, ...]] = {}
 
 def freed_message(what: str) -> str:
     """What to tell a learner whose graph was freed by an earlier backward."""
-    return (f"{what}'s graph was already used by a backward() and freed: autograd releases the "
-            f"values a graph saved as soon as a backward has used them, to save memory. Re-run the "
-            f"cell that computed {what}; or, if you really need two backwards, call the first one as "
-            f"{what}.backward(retain_graph=True), which keeps the saved values alive.")
+    return _("{what}'s graph was already used by a backward() and freed: autograd releases the "
+             "values a graph saved as soon as a backward has used them, to save memory. Re-run the "
+             "cell that computed {what}; or, if you really need two backwards, call the first one as "
+             "{what}.backward(retain_graph=True), which keeps the saved values alive.").format(what=what)
 
 
 def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
@@ -49,7 +50,7 @@ def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
         edges = fn.next_functions
         yield fn, edges
         new = []
-        for child, _ in edges:
+        for child, _nr in edges:
             if child is not None and child not in seen:
                 seen.add(child)
                 new.append(child)
@@ -124,7 +125,7 @@ class Node:
     @property
     def stops(self) -> list[int]:
         """Positions of inputs that need no gradient: backprop stops there."""
-        return [i for i, (child, _) in enumerate(self.next) if child is None]
+        return [i for i, (child, _nr) in enumerate(self.next) if child is None]
 
 
 @dataclass(eq=False)
@@ -156,7 +157,7 @@ class Graph:
         while queue:
             node = queue.popleft()
             yield node
-            for child, _ in node.next:
+            for child, _nr in node.next:
                 if child is not None:
                     waiting[child] -= 1
                     if waiting[child] == 0:
@@ -172,7 +173,7 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     """
     root_fn = output.grad_fn
     if root_fn is None:
-        raise ValueError("the tensor has no grad_fn")
+        raise ValueError(_("the tensor has no grad_fn"))
     node_labels, leaf_labels = learner_labels(names)
     nodes: list[Node] = []
     by_fn: dict[Any, Node] = {}

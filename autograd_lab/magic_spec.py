@@ -13,6 +13,7 @@ from IPython.core.error import UsageError
 from .display import show
 from .errors import LabInputError
 from .format import message
+from .i18n import N_, _
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class Flag:
 
     name: str
     kind: str | None
-    help: str
+    help: str  # marked N_() where it is written, translated where it is shown
     metavar: str = ""
 
     def usage(self) -> str:
@@ -33,7 +34,7 @@ class Magic:
     name: str
     cell: bool  # a cell magic (%%name) or a line magic (%name)
     subject: str  # what the line's expression is ("" when the line takes none)
-    summary: str
+    summary: str  # marked N_() where it is written, translated where it is shown
     run: Callable
     flags: tuple[Flag, ...] = ()
     example: str = ""
@@ -42,16 +43,17 @@ class Magic:
         prefix = "%%" if self.cell else "%"
         parts = [prefix + self.name] + ([self.subject] if self.subject else [])
         parts += [f"[{f.usage()}]" for f in self.flags]
-        tail = "  (then the cell's code)" if self.cell else ""
-        return " ".join(parts) + tail
+        line = " ".join(parts)
+        return _("{usage}  (then the cell's code)").format(usage=line) if self.cell else line
 
     def doc(self) -> str:
-        """The docstring IPython shows for %name?: usage, what it does, every flag, an example."""
-        lines = [self.usage(), "", self.summary]
+        """The docstring IPython shows for %name?: usage, what it does, every flag, an example, in the
+        language of the moment (bind() hands IPython this method as the function's getdoc)."""
+        lines = [self.usage(), "", _(self.summary)]
         if self.flags:
-            lines += ["", "Options:"] + [f"  {f.usage():<22} {f.help}" for f in self.flags]
+            lines += ["", _("Options:")] + [f"  {f.usage():<22} {_(f.help)}" for f in self.flags]
         if self.example:
-            lines += ["", "Example:", "  " + self.example.replace("\n", "\n  ")]
+            lines += ["", _("Example:"), "  " + self.example.replace("\n", "\n  ")]
         return "\n".join(lines)
 
     def parse(self, line: str) -> tuple[str, dict]:
@@ -59,7 +61,7 @@ class Magic:
         try:
             words = shlex.split(line, posix=False)
         except ValueError as err:
-            raise self.error(f"cannot read the line ({err})") from None
+            raise self.error(_("cannot read the line ({error})").format(error=err)) from None
         flags = {f.name: f for f in self.flags}
         expr: list[str] = []
         found: dict = {}
@@ -73,12 +75,14 @@ class Magic:
             name, eq, inline = word[2:].partition("=")
             flag = flags.get(name.replace("-", "_"))
             if flag is None:
-                known = ", ".join("--" + f for f in flags) or "none"
-                raise self.error(f"unknown option --{name} (options: {known})")
+                if not flags:
+                    raise self.error(_("unknown option --{name} (options: none)").format(name=name))
+                known = ", ".join("--" + f for f in flags)
+                raise self.error(_("unknown option --{name} (options: {known})").format(name=name, known=known))
             i += 1
             if flag.kind is None:
                 if eq:
-                    raise self.error(f"--{name} is a switch and takes no value")
+                    raise self.error(_("--{name} is a switch and takes no value").format(name=name))
                 found[flag.name] = True
                 continue
             # the value runs to the next flag outside brackets: "--gradient=torch.ones(2, 3)" too
@@ -90,7 +94,7 @@ class Magic:
                 i += 1
             value = " ".join(taken)
             if not value:
-                raise self.error(f"--{name} needs a value")
+                raise self.error(_("--{name} needs a value").format(name=name))
             found[flag.name] = self.convert(flag, value)
         return " ".join(expr).strip(), found
 
@@ -100,13 +104,16 @@ class Magic:
         try:
             number = int(value)
         except ValueError:
-            raise self.error(f"--{flag.name} takes a whole number, got {value!r}") from None
+            raise self.error(_("--{name} takes a whole number, got {value}").format(
+                name=flag.name, value=repr(value))) from None
         if not 0 <= number < 2**32:
-            raise self.error(f"--{flag.name} takes a whole number from 0 to {2**32 - 1}, got {value}")
+            raise self.error(_("--{name} takes a whole number from 0 to {most}, got {value}").format(
+                name=flag.name, most=2**32 - 1, value=value))
         return number
 
     def error(self, text: str) -> UsageError:
-        return UsageError(f"{text}. Usage: {self.usage()}")
+        """A UsageError: what went wrong (a sentence in the current language), then the usage line."""
+        return UsageError(_("{error}. Usage: {usage}").format(error=text, usage=self.usage()))
 
 
 def brackets_open(words: list[str]) -> bool:
@@ -115,18 +122,31 @@ def brackets_open(words: list[str]) -> bool:
     return sum(text.count(c) for c in "([{") > sum(text.count(c) for c in ")]}")
 
 
+# what a magic asks for when its line is empty: evaluate()'s "what", one whole sentence each
+MISSING = {
+    "expression": N_("give the expression to look at"),
+    "tensor": N_("give the tensor to look at"),
+    "tensor to backward": N_("give the tensor to backward to look at"),
+    "gradient": N_("give the gradient to look at"),
+    "weights": N_("give the weights to look at"),
+}
+
+
 def evaluate(shell, expr: str, magic: Magic, what: str = "expression"):
-    """Evaluate expr in the learner's namespace; a mistake becomes a short UsageError."""
+    """Evaluate expr in the learner's namespace; a mistake becomes a short UsageError. what (a key of
+    MISSING) says what the magic wanted when expr is empty."""
     if not expr:
-        raise magic.error(f"give the {what} to look at")
+        raise magic.error(_(MISSING[what]))
     try:
         return shell.ev(expr)
     except NameError as err:
-        raise magic.error(f"{err}: run the cell that creates it first, or check the spelling") from None
+        raise magic.error(_("{error}: run the cell that creates it first, or check the spelling").format(
+            error=err)) from None
     except SyntaxError as err:
-        raise magic.error(f"'{expr}' is not a Python expression ({err.msg})") from None
+        raise magic.error(_("'{expr}' is not a Python expression ({error})").format(expr=expr, error=err.msg)) from None
     except Exception as err:  # the learner's expression failed: say so, in one line
-        raise UsageError(f"evaluating '{expr}' raised {type(err).__name__}: {message(err)}") from None
+        raise UsageError(_("evaluating '{expr}' raised {type}: {error}").format(
+            expr=expr, type=type(err).__name__, error=message(err))) from None
 
 
 @dataclass(frozen=True)
@@ -150,8 +170,8 @@ def call(magic: Magic, shell, line: str, cell: str | None = None):
         if magic.cell:  # the learner's own cell failed: their error, as Python gives it
             raise
         # an error the room did not word: one line, never a traceback through the lab
-        raise UsageError(f"%{magic.name} could not finish: {type(err).__name__}: {message(err)}. "
-                         f"Usage: {magic.usage()}") from None
+        raise UsageError(_("%{magic} could not finish: {type}: {error}. Usage: {usage}").format(
+            magic=magic.name, type=type(err).__name__, error=message(err), usage=magic.usage())) from None
     if isinstance(result, Returned):
         return result.value
     if result is not None:
@@ -166,6 +186,7 @@ def bind(magic: Magic, shell):
     else:
         def bound(line):  # type: ignore[misc]
             return call(magic, shell, line)
-    bound.__doc__ = magic.doc()
+    bound.__doc__ = magic.doc()  # in the language of the registration; %name? asks getdoc, below
+    bound.getdoc = magic.doc  # type: ignore[attr-defined]  # IPython's ? calls it: the language of the moment
     bound.__name__ = magic.name
     return bound

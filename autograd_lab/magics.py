@@ -5,8 +5,11 @@ in magic_spec.py). A magic's body only evaluates the learner's expressions and h
 its room; anything that goes wrong reaches the learner as one short UsageError."""
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 from IPython.core.error import UsageError
 
+from .i18n import N_, _
 from .magic_spec import Flag, Magic, Returned, bind, brackets_open, evaluate
 
 
@@ -33,8 +36,8 @@ def _jacobian(magic, expr, opts, shell):
 
     parts = _expressions(expr)
     if len(parts) != 2:
-        raise magic.error("give two expressions, the output and the input, each without spaces or in "
-                          "brackets, e.g. %jacobian y x or %jacobian (x ** 2) x")
+        raise magic.error(_("give two expressions, the output and the input, each without spaces or in "
+                            "brackets, e.g. %jacobian y x or %jacobian (x ** 2) x"))
     y, x = (evaluate(shell, p, magic) for p in parts)
     v = evaluate(shell, opts["v"], magic, "weights") if "v" in opts else None
     return jacobian_view(y, x, v=v, names=shell.user_ns, y_label=parts[0], x_label=parts[1])
@@ -63,7 +66,7 @@ def _exercise(magic, expr, opts, shell):
 
     if not expr:
         names = ", ".join(e.name for e in exercises())
-        raise UsageError(f"name an exercise, e.g. %exercise mean_square. Exercises: {names}")
+        raise UsageError(_("name an exercise, e.g. %exercise mean_square. Exercises: {names}").format(names=names))
     return exercise_view(exercise(expr, seed=opts.get("seed")), names=shell.user_ns)
 
 
@@ -81,43 +84,60 @@ def _backward_profile(magic, expr, opts, shell, cell):
 
 
 MAGICS = (
-    Magic("backward", False, "z", "Step through z.backward() node by node: each node the engine ran, in "
-          "its order, with the gradients it really computed. Nothing of yours changes unless --apply.",
-          _backward, (Flag("gradient", "expr", "the starting gradient, shaped like z (for a non-scalar z)", "g"),
-                      Flag("predict", None, "ask for your prediction before each step is revealed"),
-                      Flag("apply", None, "also accumulate into .grad, as z.backward() does")),
+    Magic("backward", False, "z", N_("Step through z.backward() node by node: each node the engine ran, in "
+          "its order, with the gradients it really computed. Nothing of yours changes unless --apply."),
+          _backward, (Flag("gradient", "expr", N_("the starting gradient, shaped like z (for a non-scalar z)"), "g"),
+                      Flag("predict", None, N_("ask for your prediction before each step is revealed")),
+                      Flag("apply", None, N_("also accumulate into .grad, as z.backward() does"))),
           "z = (x ** 2).mean()\n%backward z"),
-    Magic("graph", False, "z", "Draw z's backward graph once, with where backprop stops and why.", _graph,
+    Magic("graph", False, "z", N_("Draw z's backward graph once, with where backprop stops and why."), _graph,
           example="%graph z"),
-    Magic("jacobian", False, "y x", "The Jacobian of y with respect to x (y a tensor computed from x, or a "
+    Magic("jacobian", False, "y x", N_("The Jacobian of y with respect to x (y a tensor computed from x, or a "
           "function of x), and with --v, v @ J beside what y.backward(v) would accumulate: backward never "
-          "builds J. Nothing of yours changes.", _jacobian,
-          (Flag("v", "expr", "the weights of y.backward(v), shaped like y", "v"),),
+          "builds J. Nothing of yours changes."), _jacobian,
+          (Flag("v", "expr", N_("the weights of y.backward(v), shaped like y"), "v"),),
           "y = x ** 2\n%jacobian y x --v torch.tensor([1., 0., 2.])"),
-    Magic("storage", False, "a", "Which copies of a (detach, clone, .data, a view, numpy) share its memory "
+    Magic("storage", False, "a", N_("Which copies of a (detach, clone, .data, a view, numpy) share its memory "
           "and version counter, and what an in-place edit of each does to the next backward. Runs on twins "
-          "of a; a is never changed.", _storage, example="%storage a"),
-    Magic("exercise", False, "NAME", "Show an exercise with its answer box, hints and solution.", _exercise,
-          (Flag("seed", "int", "a personal variant of a numeric exercise", "N"),),
+          "of a; a is never changed."), _storage, example="%storage a"),
+    Magic("exercise", False, "NAME", N_("Show an exercise with its answer box, hints and solution."), _exercise,
+          (Flag("seed", "int", N_("a personal variant of a numeric exercise"), "N"),),
           "%exercise mean_square --seed 7"),
-    Magic("explain", True, "", "Run the cell; if autograd raises an error, explain it in plain words, "
-          "with the fix.", _explain,
-          (Flag("original", None, "also show PyTorch's original message"),
-           Flag("anomaly", None, "if backward fails in a node, run the cell AGAIN with anomaly mode "
+    Magic("explain", True, "", N_("Run the cell; if autograd raises an error, explain it in plain words, "
+          "with the fix."), _explain,
+          (Flag("original", None, N_("also show PyTorch's original message")),
+           Flag("anomaly", None, N_("if backward fails in a node, run the cell AGAIN with anomaly mode "
                 "on and show the cell's line whose forward op saved the value (repeats the cell's "
-                "side effects)")),
+                "side effects)"))),
           "%%explain\nz.backward()\nz.backward()"),
-    Magic("backward_profile", True, "", "Run one training step (the cell, ending in a loss) several "
+    Magic("backward_profile", True, "", N_("Run one training step (the cell, ending in a loss) several "
           "times and time forward and backward of each, with the graph's size, which of your variables "
-          "carries history across steps, and the verdict. Runs your backward for real: .grad fills up.",
+          "carries history across steps, and the verdict. Runs your backward for real: .grad fills up."),
           _backward_profile,
-          (Flag("steps", "int", "how many steps to measure", "N"),
-           Flag("warmup", "int", "steps run first and not counted", "N"),
-           Flag("budget", "int", "stop after this many seconds", "SECONDS")),
+          (Flag("steps", "int", N_("how many steps to measure"), "N"),
+           Flag("warmup", "int", N_("steps run first and not counted"), "N"),
+           Flag("budget", "int", N_("stop after this many seconds"), "SECONDS")),
           "%%backward_profile --steps 20\nloss = model(x).sum()"),
 )
 
-USAGE = {m.name: m.usage() for m in MAGICS}
+
+class _Usage(Mapping):
+    """Each magic's usage line by name, in the language of the moment (made when asked)."""
+
+    def __getitem__(self, name: str) -> str:
+        for magic in MAGICS:
+            if magic.name == name:
+                return magic.usage()
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([m.name for m in MAGICS])
+
+    def __len__(self) -> int:
+        return len(MAGICS)
+
+
+USAGE: Mapping[str, str] = _Usage()
 
 
 def register(shell) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from ..format import fmt, number, table
+from ..format import fmt, ljust, number, table, width
+from ..i18n import _
 from ..text import esc, html_table, pre
 
 READABLE = 12  # rows and columns shown whole
@@ -13,7 +14,8 @@ CORNER = 6  # rows and columns shown of a bigger matrix
 
 
 def text(jac) -> str:
-    lines = [heading(jac), f"computed with {jac.how}; nothing was written to any .grad"]
+    lines = [heading(jac), _("computed with {how}; nothing was written to any {grad}").format(how=jac.how,
+                                                                                               grad=".grad")]
     lines.append(table(*_grid(jac)))
     lines.extend(facts(jac))
     return "\n".join(lines)
@@ -21,40 +23,43 @@ def text(jac) -> str:
 
 def html(jac) -> str:
     headers, rows = _grid(jac)
-    parts = [f"<p><b>{esc(heading(jac))}</b><br>computed with {esc(jac.how)}; nothing was written to "
-             f"any <code>.grad</code></p>", html_table(headers, rows)]
+    how = _("computed with {how}; nothing was written to any {grad}").format(how=esc(jac.how),
+                                                                             grad="<code>.grad</code>")
+    parts = [f"<p><b>{esc(heading(jac))}</b><br>{how}</p>", html_table(headers, rows)]
     parts.append(pre("\n".join(facts(jac))))
     return '<div class="agl-jacobian">' + "".join(parts) + "</div>"
 
 
 def heading(jac) -> str:
     rows, cols = jac.shape
-    return (f"Jacobian d{jac.out_label}/d{jac.in_label}: {rows} x {cols}, one row per element of "
-            f"{jac.out_label} (shape {_shape(jac.out_shape)}), one column per element of {jac.in_label} "
-            f"(shape {_shape(jac.in_shape)})")
+    return _("Jacobian d{y}/d{x}: {rows} x {cols}, one row per element of {y} (shape {y_shape}), "
+             "one column per element of {x} (shape {x_shape})").format(
+                 y=jac.out_label, x=jac.in_label, rows=rows, cols=cols, y_shape=_shape(jac.out_shape),
+                 x_shape=_shape(jac.in_shape))
 
 
 def facts(jac) -> list[str]:
     rows, cols = jac.shape
     out = []
     if rows > READABLE or cols > READABLE:
-        out.append(f"shown: the top-left {min(rows, CORNER)} x {min(cols, CORNER)} corner; the whole "
-                   f"matrix is .matrix ({rows * cols} numbers, norm {number(float(jac.matrix.double().norm()))})")
+        out.append(_("shown: the top-left {rows} x {cols} corner; the whole matrix is .matrix ({count} numbers, "
+                     "norm {norm})").format(rows=min(rows, CORNER), cols=min(cols, CORNER), count=rows * cols,
+                                            norm=number(float(jac.matrix.double().norm()))))
     if jac.is_diagonal and rows > 1:
-        out.append(f"diagonal: {jac.out_label}[i] depends on {jac.in_label}[i] alone (an element-wise "
-                   f"operation); the diagonal is {fmt(jac.matrix.diagonal())}")
+        out.append(_("diagonal: {y}[i] depends on {x}[i] alone (an element-wise operation); the diagonal is "
+                     "{diagonal}").format(y=jac.out_label, x=jac.in_label, diagonal=fmt(jac.matrix.diagonal())))
     else:
-        out.append(f"non-zero entries: {jac.nonzero} of {rows * cols}")
+        out.append(_("non-zero entries: {nonzero} of {count}").format(nonzero=jac.nonzero, count=rows * cols))
     if jac.v is not None:
         same = torch.allclose(jac.vjp.double(), jac.backward_grad.double(), rtol=1e-5, atol=1e-6)
-        engine = (f"{jac.out_label}.backward(v) adds into {jac.in_label}.grad" if jac.in_is_leaf
-                  else f"{jac.out_label}.backward(v) sends to {jac.in_label}")
-        width = len(engine)
-        out.append(f"{'v'.ljust(width)} = {fmt(jac.v)}")
-        out.append(f"{'v @ J'.ljust(width)} = {fmt(jac.vjp)}")
+        engine = (_("{y}.backward(v) adds into {x}.grad") if jac.in_is_leaf
+                  else _("{y}.backward(v) sends to {x}")).format(y=jac.out_label, x=jac.in_label)
+        columns = width(engine)
+        out.append(f"{ljust('v', columns)} = {fmt(jac.v)}")
+        out.append(f"{ljust('v @ J', columns)} = {fmt(jac.vjp)}")
         out.append(f"{engine} = {fmt(jac.backward_grad)}")
-        out.append("the same: backward(v) computes v @ J without building J" if same
-                   else "they differ")
+        out.append(_("the same: backward(v) computes v @ J without building J") if same
+                   else _("they differ"))
     return out
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..errors import LabInputError
+from ..i18n import _, ngettext
 from ..names import learner_tensors
 
 # one grad() call per output element: past this many the loop is slow and the matrix unreadable
@@ -30,7 +31,7 @@ class Jacobian:
     in_shape: tuple
     out_label: str = "y"
     in_label: str = "x"
-    how: str = ""
+    calls: int | None = None  # the torch.autograd.grad calls made through the graph; None: torch.func.jacrev
     in_is_leaf: bool = True
     v: torch.Tensor | None = field(default=None, repr=False)
     vjp: torch.Tensor | None = field(default=None, repr=False)
@@ -39,6 +40,15 @@ class Jacobian:
     def __repr__(self) -> str:
         rows, cols = self.matrix.shape
         return f"<Jacobian d{self.out_label}/d{self.in_label}: {rows} x {cols}>"
+
+    @property
+    def how(self) -> str:
+        """How J was computed, in the current language."""
+        if self.calls is None:
+            return "torch.func.jacrev"
+        return ngettext("one torch.autograd.grad per element of {y} ({n} call, retain_graph=True)",
+                        "one torch.autograd.grad per element of {y} ({n} calls, retain_graph=True)",
+                        self.calls).format(y=self.out_label, n=self.calls)
 
     @property
     def shape(self) -> tuple:
@@ -69,19 +79,21 @@ def of_graph(y: torch.Tensor, x: torch.Tensor, v=None, names: Mapping | None = N
     >>> of_graph(x ** 2, x).matrix.diagonal()
     tensor([2., 4., 6.])
     """
-    _check_tensor(y, y_label, "the output")
-    _check_tensor(x, x_label, "the input")
+    _check_tensor(y, y_label, "output")
+    _check_tensor(x, x_label, "input")
     if y.grad_fn is None and y is not x:
-        raise LabInputError(f"{y_label} has no grad_fn: autograd recorded no graph for it, so there is "
-                            f"nothing to differentiate. Compute it from {x_label} (which must have "
-                            f"requires_grad=True), or pass a function: jacobian(lambda t: ..., {x_label}).")
+        raise LabInputError(_("{y} has no grad_fn: autograd recorded no graph for it, so there is "
+                              "nothing to differentiate. Compute it from {x} (which must have "
+                              "requires_grad=True), or pass a function: jacobian(lambda t: ..., {x})."
+                              ).format(y=y_label, x=x_label))
     if not x.requires_grad:
-        raise LabInputError(f"{x_label} does not require grad, so no graph leads back to it. Create it "
-                            f"with requires_grad=True and compute {y_label} again, or pass a function: "
-                            f"jacobian(lambda t: ..., {x_label}).")
+        raise LabInputError(_("{x} does not require grad, so no graph leads back to it. Create it "
+                              "with requires_grad=True and compute {y} again, or pass a function: "
+                              "jacobian(lambda t: ..., {x}).").format(y=y_label, x=x_label))
     if y.numel() > MAX_OUTPUTS:
-        raise LabInputError(f"{y_label} has {y.numel()} elements: one backward per element is too many "
-                            f"to wait for. Take a slice, e.g. jacobian({y_label}[:10], {x_label}).")
+        raise LabInputError(_("{y} has {count} elements: one backward per element is too many "
+                              "to wait for. Take a slice, e.g. jacobian({y}[:10], {x}).").format(
+                                  y=y_label, x=x_label, count=y.numel()))
     weights = _weights(v, y, y_label)
     with _retained_grads_kept(names):
         rows = []
@@ -91,9 +103,7 @@ def of_graph(y: torch.Tensor, x: torch.Tensor, v=None, names: Mapping | None = N
             rows.append(_grad(y, x, e_i.reshape(y.shape), y_label, x_label).reshape(-1))
         matrix = torch.stack(rows) if rows else y.new_zeros(0, x.numel())
         backward_grad = None if weights is None else _grad(y, x, weights, y_label, x_label)
-    calls = f"{y.numel()} call{'s' if y.numel() != 1 else ''}"
-    how = f"one torch.autograd.grad per element of {y_label} ({calls}, retain_graph=True)"
-    jac = Jacobian(matrix.detach(), tuple(y.shape), tuple(x.shape), y_label, x_label, how, x.is_leaf)
+    jac = Jacobian(matrix.detach(), tuple(y.shape), tuple(x.shape), y_label, x_label, y.numel(), x.is_leaf)
     return _with_vjp(jac, weights, backward_grad)
 
 
@@ -106,17 +116,19 @@ def of_function(f: Callable, x: torch.Tensor, v=None, f_label: str = "f", x_labe
     tensor([[1., 2.],
             [3., 4.]])
     """
-    _check_tensor(x, x_label, "the input")
+    _check_tensor(x, x_label, "input")
     point = x.detach().clone()
     try:
         jac = torch.func.jacrev(f)(point)
     except (RuntimeError, TypeError, ValueError) as err:
-        raise LabInputError(f"{f_label}({x_label}) could not be differentiated by torch.func.jacrev: "
-                            f"{' '.join(str(err).split())[:200]}. Pass a function of one tensor that "
-                            f"returns one tensor, e.g. jacobian(lambda t: t ** 2, {x_label}).") from None
+        raise LabInputError(_("{f}({x}) could not be differentiated by torch.func.jacrev: {error}. Pass a "
+                              "function of one tensor that returns one tensor, e.g. jacobian(lambda t: t ** 2, "
+                              "{x}).").format(f=f_label, x=x_label, error=" ".join(str(err).split())[:200])
+                            ) from None
     if not isinstance(jac, torch.Tensor):
-        raise LabInputError(f"{f_label} must return one tensor, it returned a {type(jac).__name__}. "
-                            f"E.g. jacobian(lambda t: (t ** 2).sum(dim=0), {x_label}).")
+        raise LabInputError(_("{f} must return one tensor, it returned a {type}. "
+                              "E.g. jacobian(lambda t: (t ** 2).sum(dim=0), {x}).").format(
+                                  f=f_label, type=type(jac).__name__, x=x_label))
     out_shape = tuple(jac.shape[:jac.dim() - x.dim()])
     matrix = jac.reshape(_numel(out_shape), x.numel()).detach()
     y_label = f"{f_label}({x_label})"
@@ -126,8 +138,7 @@ def of_function(f: Callable, x: torch.Tensor, v=None, f_label: str = "f", x_labe
         y = f(start)
         weights = _weights(v, y, y_label)
         backward_grad = _grad(y, start, weights, y_label, x_label)
-    return _with_vjp(Jacobian(matrix, out_shape, tuple(x.shape), y_label, x_label, "torch.func.jacrev"),
-                     weights, backward_grad)
+    return _with_vjp(Jacobian(matrix, out_shape, tuple(x.shape), y_label, x_label), weights, backward_grad)
 
 
 def _with_vjp(jac: Jacobian, weights, backward_grad) -> Jacobian:
@@ -143,12 +154,12 @@ def _grad(y, x, weights, y_label, x_label) -> torch.Tensor:
         (g,) = torch.autograd.grad(y, x, weights, retain_graph=True, allow_unused=True)
     except RuntimeError as err:
         if "second time" in str(err):
-            raise LabInputError(f"{y_label}'s graph was already freed by a backward(): compute {y_label} "
-                                f"again, then ask for its Jacobian.") from None
+            raise LabInputError(_("{y}'s graph was already freed by a backward(): compute {y} "
+                                  "again, then ask for its Jacobian.").format(y=y_label)) from None
         raise
     if g is None:
-        raise LabInputError(f"{y_label} does not depend on {x_label}: no path of the graph leads from "
-                            f"{y_label} back to {x_label}. Pass the tensor {y_label} was computed from.")
+        raise LabInputError(_("{y} does not depend on {x}: no path of the graph leads from "
+                              "{y} back to {x}. Pass the tensor {y} was computed from.").format(y=y_label, x=x_label))
     return g
 
 
@@ -158,23 +169,30 @@ def _weights(v, y: torch.Tensor, y_label: str):
     try:
         weights = torch.as_tensor(v, dtype=y.dtype, device=y.device)
     except (TypeError, ValueError, RuntimeError):
-        raise LabInputError(f"v must be a tensor shaped like {y_label}, got {type(v).__name__}. "
-                            f"E.g. v=torch.ones_like({y_label}).") from None
+        raise LabInputError(_("v must be a tensor shaped like {y}, got {type}. "
+                              "E.g. v=torch.ones_like({y}).").format(y=y_label, type=type(v).__name__)) from None
     if weights.shape != y.shape:
-        raise LabInputError(f"v has shape {tuple(weights.shape)} but {y_label} has shape {tuple(y.shape)}: "
-                            f"one weight per element of {y_label}, e.g. v=torch.ones_like({y_label}).")
+        raise LabInputError(_("v has shape {shape} but {y} has shape {y_shape}: "
+                              "one weight per element of {y}, e.g. v=torch.ones_like({y}).").format(
+                                  shape=tuple(weights.shape), y=y_label, y_shape=tuple(y.shape)))
     return weights
 
 
 def _check_tensor(t, label: str, role: str) -> None:
+    """role: "output" or "input"."""
     if not isinstance(t, torch.Tensor):
-        raise LabInputError(f"{role} {label} is a {type(t).__name__}, not a tensor. Pass tensors, e.g. "
-                            f"jacobian(y, x) with x = torch.tensor([1., 2., 3.], requires_grad=True) "
-                            f"and y = x ** 2.")
+        if role == "output":
+            sentence = _("the output {label} is a {type}, not a tensor. Pass tensors, e.g. jacobian(y, x) "
+                         "with x = torch.tensor([1., 2., 3.], requires_grad=True) and y = x ** 2.")
+        else:
+            sentence = _("the input {label} is a {type}, not a tensor. Pass tensors, e.g. jacobian(y, x) "
+                         "with x = torch.tensor([1., 2., 3.], requires_grad=True) and y = x ** 2.")
+        raise LabInputError(sentence.format(label=label, type=type(t).__name__))
     if not t.is_floating_point():
         # complex outputs have two real Jacobians (Wirtinger derivatives): not what this view teaches
-        raise LabInputError(f"{label} holds {str(t.dtype).replace('torch.', '')} numbers; the Jacobian "
-                            f"view takes real floating point tensors, e.g. {label}.double().")
+        raise LabInputError(_("{label} holds {dtype} numbers; the Jacobian view takes real floating point "
+                              "tensors, e.g. {label}.double().").format(
+                                  label=label, dtype=str(t.dtype).replace("torch.", "")))
 
 
 def _numel(shape: tuple) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 from ..fonts import figure_text
+from ..i18n import _
 
 
 @figure_text
@@ -15,8 +16,8 @@ def picture(jac) -> Figure:
     top = float(abs(data).max()) if data.size else 1.0
     image = ax.imshow(data, cmap="RdBu_r", vmin=-top or -1.0, vmax=top or 1.0, interpolation="nearest")
     fig.colorbar(image, ax=ax, shrink=0.8)
-    ax.set_xlabel(f"element of {jac.in_label}")
-    ax.set_ylabel(f"element of {jac.out_label}")
+    ax.set_xlabel(_("element of {x}").format(x=jac.in_label))
+    ax.set_ylabel(_("element of {y}").format(y=jac.out_label))
     ax.set_title(f"d{jac.out_label}/d{jac.in_label}: {rows} x {cols}", fontsize=9)
     fig.subplots_adjust(left=0.18, bottom=0.15)
     return fig

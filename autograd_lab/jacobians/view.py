@@ -8,6 +8,7 @@ import torch
 
 from ..display import ModelView, image_widget
 from ..errors import LabInputError
+from ..i18n import _
 from ..names import caller_names, name_in
 from . import faces
 from .matrix import Jacobian, of_function, of_graph
@@ -70,6 +71,6 @@ def jacobian_view(y, x, v=None, names: Mapping | None = None, y_label: str | Non
         f_label = str(y_label or name_in(names, y) or getattr(y, "__name__", "f"))
         f_label = "f" if f_label == "<lambda>" else f_label
         return JacobianView(of_function(y, x, v, f_label, x_label))
-    raise LabInputError(f"jacobian takes a tensor computed from x, or a function of x; got a "
-                        f"{type(y).__name__}. E.g. jacobian(y, x) with y = x ** 2, or "
-                        f"jacobian(lambda t: t ** 2, x).")
+    raise LabInputError(_("jacobian takes a tensor computed from x, or a function of x; got a {type}. "
+                          "E.g. jacobian(y, x) with y = x ** 2, or jacobian(lambda t: t ** 2, x).").format(
+                              type=type(y).__name__))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import torch
 
 from ..errors import LabInputError
+from ..i18n import _
 
 # Every row of a report makes a few twins of the whole storage: keep that small.
 MAX_ELEMENTS = 1_000_000
@@ -109,7 +110,8 @@ EDITS = {
 
 def edit_named(name: str) -> Edit:
     if name not in EDITS:
-        raise LabInputError(f"unknown edit {name!r}: pick one of {', '.join(EDITS)}")
+        raise LabInputError(_("unknown edit {edit}: pick one of {edits}").format(edit=repr(name),
+                                                                                  edits=", ".join(EDITS)))
     return EDITS[name]
 
 
@@ -117,21 +119,23 @@ def check(a, name: str = "a") -> None:
     """Refuse what the experiments cannot run on, with what to type instead (in the learner's name)."""
     n = wrap(name)
     if not isinstance(a, torch.Tensor):
-        raise LabInputError(f"%storage needs a tensor, got a {type(a).__name__}. "
-                            "Try: a = torch.tensor([1., 2., 3.], requires_grad=True); %storage a")
+        raise LabInputError(_("%storage needs a tensor, got a {type}. "
+                              "Try: a = torch.tensor([1., 2., 3.], requires_grad=True); %storage a"
+                              ).format(type=type(a).__name__))
     if a.layout != torch.strided or a.is_meta or a.is_quantized:
-        raise LabInputError("%storage needs an ordinary dense tensor with data (not sparse, meta or "
-                            f"quantized). Try: %storage {n}.to_dense()")
+        raise LabInputError(_("%storage needs an ordinary dense tensor with data (not sparse, meta or "
+                              "quantized). Try: %storage {name}.to_dense()").format(name=n))
     if not (a.is_floating_point() or a.is_complex()):
-        raise LabInputError(f"a tensor of dtype {str(a.dtype).replace('torch.', '')} cannot require "
-                            f"grad, so the backward experiments cannot run. Try: %storage {n}.float()")
+        raise LabInputError(_("a tensor of dtype {dtype} cannot require grad, so the backward experiments "
+                              "cannot run. Try: %storage {name}.float()"
+                              ).format(dtype=str(a.dtype).replace("torch.", ""), name=n))
     if a.is_inference():
-        raise LabInputError("this tensor was made under torch.inference_mode() and can never enter a "
-                            f"graph. Try: %storage {n}.clone() outside inference_mode")
+        raise LabInputError(_("this tensor was made under torch.inference_mode() and can never enter a "
+                              "graph. Try: %storage {name}.clone() outside inference_mode").format(name=n))
     if _storage_elements(a) > MAX_ELEMENTS:
-        raise LabInputError(f"this tensor's storage holds {_storage_elements(a)} elements; the lab copies "
-                            f"it many times and takes up to {MAX_ELEMENTS}. Try a small piece: "
-                            f"%storage {n}.flatten()[:4].clone()")
+        raise LabInputError(_("this tensor's storage holds {count} elements; the lab copies it many times "
+                              "and takes up to {most}. Try a small piece: %storage {name}.flatten()[:4].clone()"
+                              ).format(count=_storage_elements(a), most=MAX_ELEMENTS, name=n))
 
 
 def _storage_elements(a: torch.Tensor) -> int:

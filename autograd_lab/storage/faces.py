@@ -6,15 +6,29 @@ from __future__ import annotations
 from torch import Tensor
 
 from ..format import fmt, number, table
+from ..i18n import N_, _
 from ..text import esc, html_table, status_colour
 from .copies import EDITS, Copy, wrap
 from .experiments import Row, StorageReport
 from .subject import Subject
 
-EDIT_CHOICES = [("b.mul_(2)", "mul_"), ("b.add_(1)", "add_"), ("b.zero_()", "zero_"),
-                ("write through numpy: n = b.numpy(); n *= 2", "numpy")]
+NUMPY_EDIT = N_("write through numpy: n = b.numpy(); n *= 2")
+EDIT_CHOICES = [("b.mul_(2)", "mul_"), ("b.add_(1)", "add_"), ("b.zero_()", "zero_"), (NUMPY_EDIT, "numpy")]
 
 _OUTCOME_CLASS = {"ok": "agl-ok", "error": "agl-error", "silently wrong": "agl-wrong", "refused": "agl-refused"}
+# how an outcome (a status value the code compares, experiments.OUTCOMES) is shown to the learner
+OUTCOME_WORDS = {"ok": N_("ok"), "error": N_("error"), "silently wrong": N_("silently wrong"),
+                 "refused": N_("refused")}
+
+
+def edit_choices() -> list[tuple[str, str]]:
+    """The edit dropdown's (label, edit) pairs in the current language (the code ones stay code)."""
+    return [(_(label) if label == NUMPY_EDIT else label, key) for label, key in EDIT_CHOICES]
+
+
+def outcome_word(outcome: str) -> str:
+    """An outcome as the table and the verdicts show it: 'silently wrong' in English."""
+    return _(OUTCOME_WORDS[outcome]) if outcome in OUTCOME_WORDS else outcome
 
 
 def describe(subject: Subject) -> str:
@@ -24,54 +38,76 @@ def describe(subject: Subject) -> str:
     >>> describe(Subject.of(torch.zeros(2), "w"))
     'w: a leaf tensor, of shape (2,), float32, that does not require grad; version counter at 0.'
     """
-    kind = "a leaf tensor" if subject.is_leaf else f"a non-leaf tensor made by {subject.grad_fn}"
-    if subject.base_shape is not None:
-        kind += (f", a view onto a base of shape {subject.base_shape} (at offset {subject.offset}, "
-                 f"stride {subject.stride})")
-    grad = "requires grad" if subject.requires_grad else "does not require grad"
-    device = "" if subject.device == "cpu" else f" on {subject.device}"
-    return (f"{subject.name}: {kind}, of shape {subject.shape}, {subject.dtype}{device}, that {grad}; "
-            f"version counter at {subject.version}.")
+    view = subject.base_shape is not None
+    where = dict(base_shape=subject.base_shape, offset=subject.offset, stride=subject.stride,
+                 grad_fn=subject.grad_fn)
+    if subject.is_leaf:
+        kind = (_("a leaf tensor, a view onto a base of shape {base_shape} (at offset {offset}, stride {stride})")
+                if view else _("a leaf tensor"))
+    else:
+        kind = (_("a non-leaf tensor made by {grad_fn}, a view onto a base of shape {base_shape} "
+                  "(at offset {offset}, stride {stride})") if view else _("a non-leaf tensor made by {grad_fn}"))
+    kind = kind.format(**where)
+    dtype = subject.dtype if subject.device == "cpu" else _("{dtype} on {device}").format(
+        dtype=subject.dtype, device=subject.device)
+    if subject.requires_grad:
+        sentence = _("{name}: {kind}, of shape {shape}, {dtype}, that requires grad; version counter at {version}.")
+    else:
+        sentence = _("{name}: {kind}, of shape {shape}, {dtype}, that does not require grad; "
+                     "version counter at {version}.")
+    return sentence.format(name=subject.name, kind=kind, shape=subject.shape, dtype=dtype,
+                           version=subject.version)
 
 
 def method(subject: Subject, edit: str) -> str:
     """How every row was measured, in the learner's names."""
     name, n = subject.name, wrap(subject.name)
-    return (f"Each row runs on a fresh twin of {name} (same values and layout): y = {n} * {n} "
-            f"saves it for backward, the copy b is taken and edited with {edit}, then "
-            f"y's backward runs. {name} itself is not touched.")
+    return _("Each row runs on a fresh twin of {name} (same values and layout): y = {n} * {n} "
+             "saves it for backward, the copy b is taken and edited with {edit}, then "
+             "y's backward runs. {name} itself is not touched.").format(name=name, n=n, edit=edit)
+
+
+RELATION_NOTES = {
+    "base": N_("In your namespace, {other} is the base {name} is a view of."),
+    "view": N_("In your namespace, {other} is a view of {name}."),
+    "shares": N_("In your namespace, {other} shares storage with {name}."),
+}
 
 
 def subject_notes(subject: Subject) -> list[str]:
     """What is special about the learner's tensor, and their other names in the same storage."""
     name, out = subject.name, []
     if subject.base_shape is not None:
-        out.append(f"{name} is a view: every copy that shares storage shares its base's whole "
-                   f"storage, not only the part {name} shows.")
+        out.append(_("{name} is a view: every copy that shares storage shares its base's whole "
+                     "storage, not only the part {name} shows.").format(name=name))
     if not subject.requires_grad:
-        out.append(f"{name} does not require grad; the twins do, as a parameter would "
-                   f"({name}.requires_grad_() makes yours one).")
+        out.append(_("{name} does not require grad; the twins do, as a parameter would "
+                     "({name}.requires_grad_() makes yours one).").format(name=name))
     if subject.device != "cpu":
-        out.append(f"No detach().numpy() row: {name} lives on {subject.device} and numpy arrays "
-                   "live in CPU memory (.cpu() would copy it).")
+        out.append(_("No detach().numpy() row: {name} lives on {device} and numpy arrays "
+                     "live in CPU memory (.cpu() would copy it).").format(name=name, device=subject.device))
     if not subject.contiguous:
-        out.append(f"{name} is not contiguous, so it has no flat view(-1); the view row is a slice.")
-    out.extend(f"In your namespace, {other} {relation}." for other, relation in subject.relatives)
+        out.append(_("{name} is not contiguous, so it has no flat view(-1); the view row is a slice.").format(
+            name=name))
+    out.extend(_(RELATION_NOTES[kind]).format(other=other, name=name) for other, kind in subject.relations)
     return out
 
 
 def verdict(row: Row, name: str = "a") -> str:
     """One line: what the next backward did after the edit."""
     if row.after_inplace == "refused":
-        what = "the copy itself" if row.shares_storage is None else "the edit"
-        return f"{what} was refused: {row.message}"
+        if row.shares_storage is None:
+            return _("the copy itself was refused: {message}").format(message=row.message)
+        return _("the edit was refused: {message}").format(message=row.message)
     if row.after_inplace == "error":
-        return f"backward failed, the version check caught the edit: {row.message}"
+        return _("backward failed, the version check caught the edit: {message}").format(message=row.message)
     if row.after_inplace == "silently wrong":
-        return f"no error, but the gradient is wrong: {value(row.grad_got)} instead of {value(row.grad_expected)}"
+        return _("no error, but the gradient is wrong: {got} instead of {expected}").format(
+            got=value(row.grad_got), expected=value(row.grad_expected))
     if "a" in row.changed:
-        return f"backward ran; the edit changed {name}'s values yet left the gradient {value(row.grad_got)}"
-    return f"backward ran and gave the correct gradient {value(row.grad_got)}"
+        return _("backward ran; the edit changed {name}'s values yet left the gradient {got}").format(
+            name=name, got=value(row.grad_got))
+    return _("backward ran and gave the correct gradient {got}").format(got=value(row.grad_got))
 
 
 def value(t) -> str:
@@ -90,25 +126,25 @@ def value(t) -> str:
 
 def _yes_no(flag) -> str:
     """True/False/None as the table shows them (None: the question does not apply)."""
-    return "-" if flag is None else ("yes" if flag else "no")
+    return "-" if flag is None else (_("yes") if flag else _("no"))
 
 
 def _shared(flag) -> str:
-    return "-" if flag is None else ("shared" if flag else "separate")
+    return "-" if flag is None else (_("shared") if flag else _("separate"))
 
 
 def headers(report: StorageReport) -> list[str]:
-    return ["copy", "storage", "version counter", "requires_grad", "is_leaf", "grad_fn",
-            "in graph", f"after {EDITS[report.edit].on_tensor}"]
+    return [_("copy"), _("storage"), _("version counter"), "requires_grad", "is_leaf", "grad_fn",
+            _("in graph"), _("after {edit}").format(edit=EDITS[report.edit].on_tensor)]
 
 
 def cells(report: StorageReport) -> list[list[str]]:
     out = []
     for r in report.rows:
-        version = "none (array)" if r.is_array else _shared(r.shares_version)
+        version = _("none (array)") if r.is_array else _shared(r.shares_version)
         out.append([r.code, _shared(r.shares_storage), version, _yes_no(r.requires_grad),
                     _yes_no(r.is_leaf), "-" if r.requires_grad is None else str(r.grad_fn),
-                    _yes_no(r.in_graph), r.after_inplace])
+                    _yes_no(r.in_graph), outcome_word(r.after_inplace)])
     return out
 
 
@@ -118,8 +154,9 @@ def details(report: StorageReport) -> list[str]:
     lines = [f"{r.code}: {verdict(r, name)}" for r in report.rows if r.after_inplace != "ok"]
     for r in report.rows:
         for warning in r.warnings:
-            lines.append(f"{r.code}: PyTorch warns \"{warning}\" It copies anyway, as "
-                         f"{Copy('detach().clone()', Tensor.detach).code(name)} does, which is the way to write it.")
+            lines.append(_("{code}: PyTorch warns \"{warning}\" It copies anyway, as {fix} does, which is the "
+                           "way to write it.").format(code=r.code, warning=warning,
+                                                      fix=Copy("detach().clone()", Tensor.detach).code(name)))
     return lines
 
 
@@ -151,13 +188,15 @@ def table_html(report: StorageReport, chosen: str | None = None, mem=None) -> st
     if mem is not None:
         name = report.subject.name
         held = {w.label: w.values for w in mem.windows}
-        head = head + ["holds now"]
+        head = head + [_("holds now")]
         body = [row + [held.get(r.code, "-")] for row, r in zip(body, report.rows, strict=True)]
         a = mem.window(name)
-        caption = f"{name} holds {a.values}, its version counter {a.counter} = {a.version}"
+        caption = _("{name} holds {values}, its version counter {counter} = {version}").format(
+            name=name, values=a.values, counter=a.counter, version=a.version)
         if mem.edited:
-            done = "refused by PyTorch" if mem.refused else "applied"
-            caption = f"After {mem.edited} ({done}): " + caption
+            after = _("After {edit} (refused by PyTorch): {caption}") if mem.refused else _(
+                "After {edit} (applied): {caption}")
+            caption = after.format(edit=mem.edited, caption=caption)
     return html_table(head, body, caption=caption, highlight=highlight, classes=classes)
 
 
@@ -170,27 +209,30 @@ def html(report: StorageReport) -> str:
             f"{table_html(report)}{f'<ul>{items}</ul>' if items else ''}</div>")
 
 
-def _who(row: Row, name: str) -> str:
+def _changed(row: Row, name: str) -> str:
+    """The sentence that says which names the edit changed."""
     who = {"a": name, "b": f"b = {row.code}" if row.code else "b"}
     changed = [who[n] for n in row.changed]
     if not changed:
-        return "nothing: no value changed"
+        return _("Changed: nothing: no value changed.")
     if len(changed) == 2:
-        return f"{changed[0]} and {changed[1]} (one storage: the edit shows through both)"
-    return f"only {changed[0]}"
+        return _("Changed: {first} and {second} (one storage: the edit shows through both).").format(
+            first=changed[0], second=changed[1])
+    return _("Changed: only {who}.").format(who=changed[0])
 
 
 def outcome_lines(row: Row, name: str) -> list[str]:
     """What one applied edit did, as lines: the code, which names changed, the next backward."""
     lines = [f"b = {row.code}; {row.edit}"]
     if row.shares_storage is None:
-        return lines + [f"Taking the copy was refused: {row.message}"]
-    lines.append(f"Changed: {_who(row, name)}.")
+        return lines + [_("Taking the copy was refused: {message}").format(message=row.message)]
+    lines.append(_changed(row, name))
     before, after = row.a_version
     if row.after_inplace != "refused":
-        moved = f"went from {before} to {after}" if after != before else f"stayed at {after}"
-        lines.append(f"{name}'s version counter {moved}.")
-    lines.append(f"Next backward of y = {wrap(name)} * {wrap(name)}: {verdict(row, name)}.")
+        moved = (_("{name}'s version counter went from {before} to {after}.") if after != before
+                 else _("{name}'s version counter stayed at {after}."))
+        lines.append(moved.format(name=name, before=before, after=after))
+    lines.append(_("Next backward of y = {n} * {n}: {verdict}.").format(n=wrap(name), verdict=verdict(row, name)))
     return lines
 
 
@@ -198,5 +240,5 @@ def outcome_html(row: Row, name: str) -> str:
     lines = outcome_lines(row, name)
     color = status_colour(row.after_inplace)
     body = "".join(f"<div>{esc(line)}</div>" for line in lines[1:])
-    return (f'<div><code>{esc(lines[0])}</code> <b style="color:{color}">{esc(row.after_inplace)}</b>'
+    return (f'<div><code>{esc(lines[0])}</code> <b style="color:{color}">{esc(outcome_word(row.after_inplace))}</b>'
             f"{body}</div>")

@@ -9,6 +9,7 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from .memory import SHOWN, Memory
 from ..fonts import figure_text
+from ..i18n import _
 
 IN_GRAPH = "#fdd9a8"
 OUT_GRAPH = "#eeeeee"
@@ -36,7 +37,8 @@ def picture(mem: Memory, title: str | None = None) -> Figure:
     ax.set_xlim(-0.1, width)
     ax.set_ylim(-2.0, rows)
     ax.axis("off")
-    ax.set_title(title or f"Memory of {mem.windows[0].label} and its copies", loc="left", fontsize=11)
+    ax.set_title(title or _("Memory of {name} and its copies").format(name=mem.windows[0].label), loc="left",
+                 fontsize=11)
     first_row: dict[str, int] = {}
     for i, w in enumerate(mem.windows):
         first_row.setdefault(w.block, i)
@@ -64,18 +66,18 @@ def _block(ax, block, y):
                                edgecolor="#333333", lw=1))
         ax.text(BLOCK_X + CELL * (j + 0.5), y, value, ha="center", va="center", fontsize=7)
     if block.size > len(block.values):
-        ax.text(BLOCK_X + CELL * (len(block.values) + 0.2), y, f"... {block.size} in all", va="center",
-                fontsize=7)
+        ax.text(BLOCK_X + CELL * (len(block.values) + 0.2), y, _("... {size} in all").format(size=block.size),
+                va="center", fontsize=7)
 
 
 def _window(ax, w, y):
     ax.add_patch(FancyBboxPatch((0, y - 0.3), LABEL_W, 0.6, boxstyle="round,pad=0.02",
                                 facecolor=IN_GRAPH if w.in_graph else OUT_GRAPH, edgecolor="#999999"))
     ax.text(0.1, y + 0.1, w.label, va="center", fontsize=9, family="monospace")
-    ax.text(0.1, y - 0.17, f"offset {w.offset}, shape {list(w.shape)}, stride {list(w.stride)}",
-            va="center", fontsize=7, color="#444444")
+    ax.text(0.1, y - 0.17, _("offset {offset}, shape {shape}, stride {stride}").format(
+        offset=w.offset, shape=list(w.shape), stride=list(w.stride)), va="center", fontsize=7, color="#444444")
     if w.counter is None:
-        ax.text(BADGE_X, y, "no counter", va="center", fontsize=7, color="#777777")
+        ax.text(BADGE_X, y, _("no counter"), va="center", fontsize=7, color="#777777")
         return
     color = COUNTERS[int(w.counter[1:]) % len(COUNTERS)]
     ax.text(BADGE_X, y, f"{w.counter} = {w.version}", va="center", fontsize=8, color="white",
@@ -84,9 +86,11 @@ def _window(ax, w, y):
 
 def _legend(ax, mem):
     ax.add_patch(Rectangle((0, -1.05), 0.4, 0.35, facecolor=IN_GRAPH, edgecolor="#999999"))
-    ax.text(0.5, -0.87, "in the graph: a gradient flows back through it", va="center", fontsize=8)
-    ax.text(BADGE_X, -0.87, "V0 = n: version counter and its value; one colour = one shared counter",
+    ax.text(0.5, -0.87, _("in the graph: a gradient flows back through it"), va="center", fontsize=8)
+    ax.text(BADGE_X, -0.87, _("V0 = n: version counter and its value; one colour = one shared counter"),
             va="center", fontsize=8)
     if mem.edited:
-        done = f"refused by PyTorch: {mem.refused}" if mem.refused else "applied"
-        ax.text(0, -1.6, f"After {mem.edited} ({done})", va="center", fontsize=9, color="#b00000")
+        after = (_("After {edit} (refused by PyTorch: {message})") if mem.refused
+                 else _("After {edit} (applied)"))
+        ax.text(0, -1.6, after.format(edit=mem.edited, message=mem.refused), va="center", fontsize=9,
+                color="#b00000")

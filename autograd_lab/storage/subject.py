@@ -31,7 +31,13 @@ class Subject:
     stride: tuple
     base_shape: tuple | None  # the base's shape when the tensor is a view
     contiguous: bool
-    relatives: tuple = ()  # ("b", "shares storage with a"), ...
+    relations: tuple = ()  # ("b", "shares"), ...: one of RELATIONS for each of the learner's other names
+
+    @property
+    def relatives(self) -> tuple:
+        """The learner's other names in a's storage, with how they relate, in English:
+        ("b", "shares storage with a"), ... (faces.py words them in the current language)."""
+        return tuple((other, RELATIONS[kind].format(name=self.name)) for other, kind in self.relations)
 
     @classmethod
     def of(cls, a: torch.Tensor, name: str = "a", names: Mapping | None = None) -> Subject:
@@ -43,16 +49,23 @@ class Subject:
                    relatives(a, name, names or {}))
 
 
+# How another of the learner's tensors relates to a: "base" (a is a view of it), "view" (it is a
+# view of a), "shares" (the same storage otherwise). The English data of Subject.relatives.
+RELATIONS = {"base": "is the base {name} is a view of", "view": "is a view of {name}",
+             "shares": "shares storage with {name}"}
+
+
 def relatives(a: torch.Tensor, name: str, names: Mapping) -> tuple:
-    """The learner's other tensors that live in a's storage, sorted by name (IPython's _ names skipped)."""
+    """The learner's other tensors that live in a's storage, with their relation (a key of
+    RELATIONS), sorted by name (IPython's _ names skipped)."""
     found = []
     for other, value in sorted(learner_tensors(names), key=lambda item: item[0]):
         if other == name or value is a:
             continue
         if a._base is not None and value is a._base:
-            found.append((other, f"is the base {name} is a view of"))
+            found.append((other, "base"))
         elif value._base is not None and value._base is a:
-            found.append((other, f"is a view of {name}"))
+            found.append((other, "view"))
         elif shares_storage(value, a):
-            found.append((other, f"shares storage with {name}"))
+            found.append((other, "shares"))
     return tuple(found)

@@ -10,6 +10,7 @@ import torch
 from ..display import ModelView, image_widget, png
 from ..text import esc
 from ..errors import LabInputError
+from ..i18n import _
 from . import faces
 from .copies import check, copies
 from .experiments import StorageReport, build_report, experiment
@@ -40,13 +41,14 @@ class StorageView(ModelView):
         return picture(memory(self.tensor, self.report))
 
     def figure_title(self) -> str:
-        return f"memory of {self.name} and its copies"
+        return _("memory of {name} and its copies").format(name=self.name)
 
     def apply(self, key: str, edit: str):
         """Run the chosen edit on a twin's copy: the row, the report with that edit, the memory after it."""
         copy = next((c for c in copies(self.tensor) if c.key == key), None)
         if copy is None:
-            raise LabInputError(f"no copy {key!r}: pick one of {', '.join(self.report.keys())}")
+            raise LabInputError(_("no copy {key}: pick one of {keys}").format(key=repr(key),
+                                                                              keys=", ".join(self.report.keys())))
         report = build_report(self.tensor, edit=edit, name=self.name, names=self.names)
         row = experiment(self.tensor, copy, edit, self.name)
         return row, report, memory(self.tensor, report, key, edit)
@@ -59,14 +61,14 @@ class StorageView(ModelView):
         image = image_widget(self.figure())
         image.add_class("agl-storage-picture")
         copy = w.Dropdown(options=[(r.code, r.key) for r in self.report.rows], value="detach()",
-                          description="copy b =")
+                          description=_("copy b ="))
         copy.add_class("agl-storage-copy")
-        edit = w.Dropdown(options=faces.EDIT_CHOICES, value="mul_", description="edit")
+        edit = w.Dropdown(options=faces.edit_choices(), value="mul_", description=_("edit"))
         edit.add_class("agl-storage-edit")
-        button = w.Button(description="Apply edit", tooltip="run the edit on a twin, never on your tensor")
+        button = w.Button(description=_("Apply edit"), tooltip=_("run the edit on a twin, never on your tensor"))
         button.add_class("agl-storage-apply")
-        result = w.HTML(f"Pick a copy and an edit, then press Apply edit. It runs on a twin of "
-                        f"{esc(self.name)}; yours is not touched.")
+        result = w.HTML(_("Pick a copy and an edit, then press Apply edit. It runs on a twin of "
+                          "{name}; yours is not touched.").format(name=esc(self.name)))
         result.add_class("agl-storage-result")
 
         def on_click(_):
