@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..i18n import _
 from .checking import WrongForm, is_placeholder, shape_text
 
 RTOL, ATOL = 1e-5, 1e-8  # the learner's formula and the engine's differ only by rounding in float64
@@ -41,8 +42,11 @@ class Case:
     grad_output: torch.Tensor
 
     def describe(self, names) -> str:
-        shapes = ", ".join(f"{n} of shape {shape_text(t.shape)}" for n, t in zip(names, self.inputs, strict=True))
-        return f"{shapes}, grad_output of shape {shape_text(self.grad_output.shape)}"
+        parts = [_("{name} of shape {shape}").format(name=n, shape=shape_text(t.shape))
+                 for n, t in zip(names, self.inputs, strict=True)]
+        parts.append(_("{name} of shape {shape}").format(name="grad_output", shape=shape_text(self.grad_output.shape)))
+        # Translators: the separator between the items of a list ("x of shape (3,), grad_output of shape (3,)")
+        return _(", ").join(parts)
 
     def __repr__(self) -> str:
         return f"<case {' '.join(shape_text(t.shape) for t in self.inputs)}>"
@@ -149,12 +153,14 @@ def _as_tuple(result, count: int) -> tuple:
     if isinstance(result, torch.Tensor) and count == 1:
         return (result,)
     if not isinstance(result, (tuple, list)):
-        raise WrongForm(f"Your backward returned a {type(result).__name__}; return "
-                        + ("one tensor, the gradient for the input." if count == 1 else
-                           f"a tuple of {count} tensors, one gradient per input, in order."))
+        if count == 1:
+            raise WrongForm(_("Your backward returned a {type}; return one tensor, the gradient for the "
+                              "input.").format(type=type(result).__name__))
+        raise WrongForm(_("Your backward returned a {type}; return a tuple of {count} tensors, one gradient per "
+                          "input, in order.").format(type=type(result).__name__, count=count))
     if len(result) != count:
-        raise WrongForm(f"Your backward returned {len(result)} values; return {count}, one gradient per "
-                        "input, in order.")
+        raise WrongForm(_("Your backward returned {n} values; return {count}, one gradient per input, in "
+                          "order.").format(n=len(result), count=count))
     return tuple(result)
 
 
@@ -174,10 +180,11 @@ def one_case(op: Op, answer, case: Case) -> tuple:
     if is_function_class(answer):
         out = answer.apply(*leaves(case))
         if not isinstance(out, torch.Tensor) or out.grad_fn is None:
-            raise WrongForm("Your Function's forward must return one tensor (its apply() gave no graph).")
+            raise WrongForm(_("Your Function's forward must return one tensor (its apply() gave no graph)."))
         if tuple(out.shape) != tuple(op.fn(*case.inputs).shape) or not torch.allclose(
                 out.detach().double(), op.fn(*case.inputs), RTOL, ATOL):
-            raise WrongForm(f"Your Function's forward does not compute {op.text}: check forward first.")
+            raise WrongForm(_("Your Function's forward does not compute {op}: check forward first.").format(
+                op=op.text))
         return _as_tuple(answer.backward(out.grad_fn, g), len(case.inputs))
     inputs = tuple(t.clone() for t in case.inputs)
     return _as_tuple(answer(g, *op.passes(inputs, op.fn(*inputs))), len(case.inputs))
@@ -186,8 +193,8 @@ def one_case(op: Op, answer, case: Case) -> tuple:
 def run_backward(op: Op, answer, cases: list[Case], finite_differences: bool = True) -> Attempt:
     """Run a backward (function or Function subclass) on every case; WrongForm when it cannot run."""
     if not (callable(answer) and not isinstance(answer, torch.Tensor)):
-        raise WrongForm("This exercise asks for a backward, not for numbers: give your function "
-                        "(its name, without calling it) or your torch.autograd.Function subclass.")
+        raise WrongForm(_("This exercise asks for a backward, not for numbers: give your function "
+                          "(its name, without calling it) or your torch.autograd.Function subclass."))
     rows, fd = [], []
     for i, case in enumerate(cases):
         try:
@@ -196,13 +203,15 @@ def run_backward(op: Op, answer, cases: list[Case], finite_differences: bool = T
         except WrongForm:
             raise
         except Exception as err:
-            raise WrongForm(f"Your backward raised {type(err).__name__} on input {i + 1} of {len(cases)} "
-                            f"({case.describe(op.names)}): {err}") from None
+            raise WrongForm(_("Your backward raised {error} on input {i} of {n} ({case}): {message}").format(
+                error=type(err).__name__, i=i + 1, n=len(cases), case=case.describe(op.names),
+                message=err)) from None
         if any(is_placeholder(r) for r in result):
-            raise WrongForm("Your backward still returns ____.")
+            raise WrongForm(_("Your backward still returns ____."))
         for name, r in zip(op.names, result, strict=True):
             if not isinstance(r, torch.Tensor):
-                raise WrongForm(f"Your backward returned {r!r} as the gradient for {name}; return a tensor.")
+                raise WrongForm(_("Your backward returned {value} as the gradient for {name}; return a "
+                                  "tensor.").format(value=repr(r), name=name))
         rows.append(tuple(r.detach().double() for r in result))
         if finite_differences:
             fd.append(_gradcheck(answer.apply if is_function_class(answer) else _wrapped(op, answer).apply, case))

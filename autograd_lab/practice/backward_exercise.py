@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from ..format import number
+from ..i18n import N_, _
 from .backward_check import Attempt, Case, Op, engine, numeric_vjp, one_case, run_backward, same_grad
 from .backward_mistakes import diagnosers, mistake, same_parts, standard_mistakes
 from .checking import NOT_ATTEMPTED, Result, is_placeholder, shape_text
@@ -33,16 +34,17 @@ class BackwardForm(Form):
         for i, (case, mine, right) in enumerate(zip(self.cases, value.grads, expected.grads, strict=True)):
             for name, m, r in zip(names, mine, right, strict=True):
                 if tuple(m.shape) != tuple(r.shape):
-                    return (f"On input {i + 1} of {n} ({case.describe(names)}) your gradient for {name} has "
-                            f"shape {shape_text(m.shape)}, but {name} has shape {shape_text(r.shape)}: a "
-                            "backward returns, for each input, a gradient of exactly that input's shape.")
+                    return _("On input {i} of {n} ({case}) your gradient for {name} has shape {shape}, but {name} "
+                             "has shape {wanted}: a backward returns, for each input, a gradient of exactly that "
+                             "input's shape.").format(i=i + 1, n=n, case=case.describe(names), name=name,
+                                                      shape=shape_text(m.shape), wanted=shape_text(r.shape))
         wrong = [(i, k) for i, (mine, right) in enumerate(zip(value.grads, expected.grads, strict=True))
                  for k in range(len(names)) if not same_grad(mine[k], right[k])]
         if not wrong:
             failed = [str(i + 1) for i, ok in enumerate(value.fd or ()) if not ok]
-            return (f"Your gradients equal the engine's for the grad_output the lab passed, but gradcheck "
-                    f"fails on input {', '.join(failed)}: your backward must be linear in grad_output "
-                    "(grad_output times something that does not depend on it).")
+            return _("Your gradients equal the engine's for the grad_output the lab passed, but gradcheck "
+                     "fails on input {inputs}: your backward must be linear in grad_output "
+                     "(grad_output times something that does not depend on it).").format(inputs=", ".join(failed))
         i, k = wrong[0]
         case = self.cases[i]
         got: torch.Tensor = value.grads[i][k]
@@ -50,10 +52,11 @@ class BackwardForm(Form):
         at = tuple(int(j) for j in torch.nonzero(~torch.isclose(got, want, 1e-5, 1e-8))[0].tolist())
         fd = numeric_vjp(self.op.fn, case.inputs, case.grad_output)[k]
         cases_wrong = len({c for c, _ in wrong})
-        return (f"Your gradient for {names[k]} is wrong on {cases_wrong} of {n} inputs. On input {i + 1} "
-                f"({case.describe(names)}), at index {list(at)}: yours is {number(float(got[at]))}, the "
-                f"engine's (torch.autograd.grad) is {number(float(want[at]))}, finite differences give "
-                f"{number(float(fd[at]))}.")
+        return _("Your gradient for {name} is wrong on {wrong} of {n} inputs. On input {i} ({case}), at index "
+                 "{index}: yours is {yours}, the engine's (torch.autograd.grad) is {engine}, finite differences "
+                 "give {fd}.").format(name=names[k], wrong=cases_wrong, n=n, i=i + 1, case=case.describe(names),
+                                      index=list(at), yours=number(float(got[at])),
+                                      engine=number(float(want[at])), fd=number(float(fd[at])))
 
 
 def returns_blank(form: BackwardForm, answer) -> bool:
@@ -70,13 +73,14 @@ def returns_blank(form: BackwardForm, answer) -> bool:
 class BackwardExercise(Exercise):
     """An exercise whose answer is a backward; a backward that still returns ____ is not attempted."""
 
-    kind: str = "the backward"
+    kind: str = N_("the backward")
     predicts: bool = False  # the answer is code, not a prediction of numbers
 
     def _verdict(self, answer) -> Result:
         if returns_blank(self.form, answer):  # type: ignore[arg-type]
-            return Result(self.name, NOT_ATTEMPTED, "Not attempted yet: your backward still returns "
-                                                    f"____; replace it with the gradient, then {self.example}")
+            return Result(self.name, NOT_ATTEMPTED, _("Not attempted yet: your backward still returns ____; "
+                                                      "replace it with the gradient, then {example}").format(
+                                                          example=self.example))
         return super()._verdict(answer)
 
 
@@ -95,9 +99,19 @@ def backward_exercise(op: Op, cases: list[Case], specific: list[tuple[str, objec
     expected = engine(op, cases)
     mistakes = [mistake(op, cases, message, wrong) for message, wrong in specific]
     mistakes += standard_mistakes(op, cases, expected)
-    shapes = "; ".join(" and ".join(shape_text(t.shape) for t in c.inputs) for c in cases)
-    praise = (f"Your backward agrees with the engine (torch.autograd.grad) and with finite differences "
-              f"(torch.autograd.gradcheck) on {len(cases)} random inputs of shapes {shapes}.")
+    shapes = "; ".join(_shapes([shape_text(t.shape) for t in c.inputs]) for c in cases)
+    praise = _("Your backward agrees with the engine (torch.autograd.grad) and with finite differences "
+               "(torch.autograd.gradcheck) on {n} random inputs of shapes {shapes}.").format(n=len(cases),
+                                                                                            shapes=shapes)
     return BackwardExercise(form=BackwardForm(op, cases, example), expected=expected,
                             diagnosers=diagnosers(op, expected, mistakes), praise=praise, **statement)
+
+
+def _shapes(shapes: list[str]) -> str:
+    """'(3,)', or '(2, 3) and (3,)' for the inputs of one case."""
+    listed = shapes[0]
+    for shape in shapes[1:]:
+        # Translators: the shapes of one case's inputs, e.g. "(2, 3) and (3,)"
+        listed = _("{earlier} and {last}").format(earlier=listed, last=shape)
+    return listed
 

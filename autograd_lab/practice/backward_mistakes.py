@@ -9,28 +9,30 @@ from itertools import combinations
 
 import torch
 
+from ..i18n import N_, _
 from .backward_check import Attempt, Case, Op, leaves, run_backward, same_grad
 from .exercise import Diagnoser
 
-SIGN = ("The sign of your gradient for {inputs} is flipped, on every input checked. backward returns "
-        "grad_output times d(out)/d(input), with no minus sign: stepping downhill is the optimizer's "
-        "job, not backward's.")
-CHAIN = ("Your gradient for {inputs} is what it would be if grad_output were all ones: you forgot to "
-         "multiply by grad_output, the gradient arriving from above. The chain rule: the gradient for "
-         "an input is grad_output times the local derivative. (The lab checks with a grad_output that "
-         "is not all ones; only the very top of a backward() from a scalar loss gets ones.)")
-BROADCAST = ("Your gradient for {inputs} has the output's shape, not its own. {inputs} was broadcast in "
-             "the forward: each of its entries was used once per row of the output, so their gradients "
-             "add up. Sum over the broadcast dimensions, back to the input's shape "
-             "(grad.sum_to_size(*{inputs}.shape) does it). Inside a torch.autograd.Function the engine "
-             "happens to sum such a gradient for you, but a backward should return each input's own shape.")
+SIGN = N_("The sign of your gradient for {inputs} is flipped, on every input checked. backward returns "
+           "grad_output times d(out)/d(input), with no minus sign: stepping downhill is the optimizer's "
+           "job, not backward's.")
+CHAIN = N_("Your gradient for {inputs} is what it would be if grad_output were all ones: you forgot to "
+           "multiply by grad_output, the gradient arriving from above. The chain rule: the gradient for "
+           "an input is grad_output times the local derivative. (The lab checks with a grad_output that "
+           "is not all ones; only the very top of a backward() from a scalar loss gets ones.)")
+BROADCAST = N_("Your gradient for {inputs} has the output's shape, not its own. {inputs} was broadcast in "
+               "the forward: each of its entries was used once per row of the output, so their gradients "
+               "add up. Sum over the broadcast dimensions, back to the input's shape "
+               "(grad.sum_to_size(*{inputs}.shape) does it). Inside a torch.autograd.Function the engine "
+               "happens to sum such a gradient for you, but a backward should return each input's own shape.")
 CONFIRMATIONS = 2  # a mistake is named only if it differs from the right answer on this many inputs
 
 
 @dataclass(frozen=True)
 class Mistake:
-    """A known wrong backward: its message ({inputs} is filled with the inputs it concerns) and the
-    gradients it gives on the exercise's cases."""
+    """A known wrong backward: its message ({inputs} is filled with the inputs it concerns; translated
+    when the diagnosers are made, so an N_() constant will do) and the gradients it gives on the
+    exercise's cases."""
 
     message: str
     attempt: Attempt
@@ -79,7 +81,15 @@ def same_parts(value: Attempt, target: Attempt, parts) -> bool:
 
 
 def _names(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    """'x', 'x and y', 'x, y and z'.
+
+    >>> _names(["x", "y", "z"])
+    'x, y and z'
+    """
+    if len(names) == 1:
+        return names[0]
+    # Translators: the last two names of a list of inputs ("x, y and z"); {earlier} may hold several
+    return _("{earlier} and {last}").format(earlier=_(", ").join(names[:-1]), last=names[-1])
 
 
 def diagnosers(op: Op, expected: Attempt, mistakes: list[Mistake]) -> list[Diagnoser]:
@@ -92,6 +102,6 @@ def diagnosers(op: Op, expected: Attempt, mistakes: list[Mistake]) -> list[Diagn
                  >= min(CONFIRMATIONS, len(expected.grads))]
         for size in range(len(wrong), 0, -1):
             for group in combinations(wrong, size):
-                text = m.message.format(inputs=_names([op.names[k] for k in group]))
+                text = _(m.message).format(inputs=_names([op.names[k] for k in group]))
                 found.append((size, Diagnoser(text, when=lambda v, a=m.attempt, g=group: same_parts(v, a, g))))
     return [d for _, d in sorted(found, key=lambda pair: -pair[0])]

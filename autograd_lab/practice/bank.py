@@ -5,6 +5,7 @@ torch at creation. These return models; the public names of the package return t
 from __future__ import annotations
 
 from ..errors import LabInputError
+from ..i18n import _
 from .exercise import Exercise
 from .registry import Entry, registered
 from .topics import calls, flow, powers  # noqa: F401  (importing them registers their exercises)
@@ -46,7 +47,8 @@ def entry(name: str) -> Entry:
     for e in registered():
         if e.name == name:
             return e
-    raise LabInputError(f"there is no exercise called {name!r}. Exercises: {', '.join(catalog().names())}.")
+    raise LabInputError(_("there is no exercise called {name}. Exercises: {names}.").format(
+        name=repr(name), names=", ".join(catalog().names())))
 
 
 def exercise(name: str, seed: int | None = None) -> Exercise:
@@ -58,8 +60,9 @@ def exercise(name: str, seed: int | None = None) -> Exercise:
     """
     found = entry(name)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise LabInputError(f"seed takes a whole number, got {seed!r}: e.g. exercise({name!r}, seed=7).")
+        raise LabInputError(_("seed takes a whole number, got {seed}: e.g. {example}.").format(
+            seed=repr(seed), example=f"exercise({name!r}, seed=7)"))
     if seed is not None and not 0 <= seed < 2**32:
-        raise LabInputError(f"seed takes a whole number from 0 to {2**32 - 1}, got {seed}: e.g. "
-                            f"exercise({name!r}, seed=7).")
+        raise LabInputError(_("seed takes a whole number from 0 to {top}, got {seed}: e.g. {example}.").format(
+            top=2**32 - 1, seed=seed, example=f"exercise({name!r}, seed=7)"))
     return found.make(seed=seed)

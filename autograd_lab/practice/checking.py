@@ -7,7 +7,20 @@ from dataclasses import dataclass
 
 import torch
 
+from ..i18n import N_, _
+
 CORRECT, INCORRECT, NOT_ATTEMPTED = "correct", "incorrect", "not attempted"
+#: how each status reads to the learner (the status itself is a value the code compares)
+STATUS_LABELS = {CORRECT: N_("correct"), INCORRECT: N_("incorrect"), NOT_ATTEMPTED: N_("not attempted")}
+
+
+def status_label(status: str) -> str:
+    """A status as the learner reads it, in the lab's language.
+
+    >>> status_label("not attempted")
+    'not attempted'
+    """
+    return _(STATUS_LABELS[status]) if status in STATUS_LABELS else status
 
 
 class Placeholder:
@@ -77,12 +90,6 @@ class Result:
 
 class WrongForm(Exception):
     """The answer is not of a form the exercise can read; the message says which form it wants."""
-
-
-def none_message(what: str) -> str:
-    return (f"Your answer is None. {what} is None when read from a tensor that is not a leaf "
-            "(such as y or z), from a tensor created without requires_grad=True, or before "
-            "backward() has run. Read .grad of the leaf itself, after calling backward().")
 
 
 def near(value: torch.Tensor, expected: torch.Tensor) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import _
 from .checking import WrongForm
 from .forms import Form
 
@@ -22,16 +23,16 @@ class ChoiceForm(Form):
 
     def read(self, answer):
         if not isinstance(answer, str):
-            raise WrongForm(f"Answer with the letter of one option as a string, e.g. {self.example} "
-                            f"(options: {', '.join(self.options)}).")
+            raise WrongForm(_("Answer with the letter of one option as a string, e.g. {example} "
+                              "(options: {options}).").format(example=self.example, options=", ".join(self.options)))
         letter = answer.strip().strip("\"'()[]. ").lower()
         if letter in self.options:
             return letter
         for key, text in self.options.items():
             if answer.strip().lower() == text.lower():
                 return key
-        raise WrongForm(f"'{answer}' is not one of the options; answer with one letter among "
-                        f"{', '.join(self.options)}.")
+        raise WrongForm(_("'{answer}' is not one of the options; answer with one letter among "
+                          "{options}.").format(answer=answer, options=", ".join(self.options)))
 
     def describe(self) -> str:
         return "\n".join(f"  ({key}) {text}" for key, text in self.options.items())
@@ -58,11 +59,11 @@ class NamesForm(Form):
         elif isinstance(answer, (set, frozenset, list, tuple)):
             words = list(answer)
             if not all(isinstance(w, str) for w in words):
-                raise WrongForm("Give the names as strings, e.g. {\"name\"}, not the tensors themselves: "
-                                "the check compares names.")
+                raise WrongForm(_("Give the names as strings, e.g. {example}, not the tensors themselves: "
+                                  "the check compares names.").format(example='{"name"}'))
         else:
-            raise WrongForm(f"Answer with a set of names as strings, e.g. {self.example}, or an empty "
-                            "set() for none.")
+            raise WrongForm(_("Answer with a set of names as strings, e.g. {example}, or an empty "
+                              "set() for none.").format(example=self.example))
         names = set()
         for word in words:
             word = word.strip()
@@ -71,18 +72,19 @@ class NamesForm(Form):
             elif word in self.candidates:
                 names.add(word)
             else:
-                raise WrongForm(f"'{word}' is not one of the names in this exercise; choose among "
-                                f"{', '.join(self.candidates)}.")
+                raise WrongForm(_("'{word}' is not one of the names in this exercise; choose among "
+                                  "{names}.").format(word=word, names=", ".join(self.candidates)))
         return frozenset(names)
 
     def explain(self, value, expected) -> str | None:
         if not value:
-            return "You answered that nothing receives a gradient; follow the graph back from the output once more."
+            return _("You answered that nothing receives a gradient; follow the graph back from the output once "
+                     "more.")
         if value < expected:
-            return "Everything you named is right, but something is missing."
+            return _("Everything you named is right, but something is missing.")
         if value > expected:
-            return "Something you named should not be there."
-        return "Some names are missing and some should not be there."
+            return _("Something you named should not be there.")
+        return _("Some names are missing and some should not be there.")
 
 
 def _truth(word) -> bool:
@@ -96,7 +98,8 @@ def _truth(word) -> bool:
             return False
     if isinstance(word, int) and word in (0, 1):
         return bool(word)
-    raise WrongForm(f"Cannot read {word!r} as yes or no; use True/False or \"yes\"/\"no\".")
+    # Translators: True/False and "yes"/"no" are what the learner types: keep them as they are
+    raise WrongForm(_('Cannot read {word} as yes or no; use True/False or "yes"/"no".').format(word=repr(word)))
 
 
 class FlagsForm(Form):
@@ -113,9 +116,9 @@ class FlagsForm(Form):
             answer = [w for w in re.split(r"[\s,()\[\]]+", answer) if w]
         if isinstance(answer, dict):
             if set(answer) != set(self.keys):
-                raise WrongForm(f"Give a dict with the keys {', '.join(self.keys)}.")
+                raise WrongForm(_("Give a dict with the keys {keys}.").format(keys=", ".join(self.keys)))
             answer = [answer[k] for k in self.keys]
         if not isinstance(answer, (tuple, list)) or len(answer) != len(self.keys):
-            raise WrongForm(f"Give {len(self.keys)} yes/no answers, one for each of "
-                            f"{', '.join(self.keys)}, e.g. {self.example}.")
+            raise WrongForm(_("Give {n} yes/no answers, one for each of {keys}, e.g. {example}.").format(
+                n=len(self.keys), keys=", ".join(self.keys), example=self.example))
         return tuple(_truth(w) for w in answer)

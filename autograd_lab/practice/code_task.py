@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..i18n import N_, _
 from . import progress
 from .checking import NOT_ATTEMPTED, Placeholder, Result, WrongForm
 from .exercise import Exercise, Note
@@ -39,13 +40,13 @@ class CodeForm(Form):
     """An answer that is a function; `probe` runs it and returns what it did (an observation),
     raising WrongForm when it cannot be run at all."""
 
-    def __init__(self, probe: Callable, example: str, what: str = "your function"):
+    def __init__(self, probe: Callable, example: str, what: str = N_("your function")):
         self.probe, self.example, self.what = probe, example, what
 
     def read(self, answer):
         if isinstance(answer, torch.Tensor) or not callable(answer):
-            raise WrongForm(f"This exercise asks for code: define {self.what} and pass the function "
-                            f"itself, e.g. {self.example}.")
+            raise WrongForm(_("This exercise asks for code: define {what} and pass the function itself, e.g. "
+                              "{example}.").format(what=_(self.what), example=self.example))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the learner's code may warn; the verdict says what matters
             return self.probe(answer)
@@ -55,41 +56,44 @@ class CodeForm(Form):
 
     def explain(self, value, expected) -> str | None:
         describe = getattr(value, "describe", None)
-        return f"What your code does: {describe()}." if describe else None
+        return _("What your code does: {behaviour}.").format(behaviour=describe()) if describe else None
 
 
 @dataclass
 class CodeExercise(Exercise):
     """An exercise whose answer is code, checked by what the code does."""
 
-    kind: str = "what your code does"
+    kind: str = N_("what your code does")
     predicts: bool = False
 
     def confirm(self) -> Note:
         """After a check: what your last function did beside what the task asks for."""
         progress.record_confirm(self.name)
-        wanted = f"wanted: {self.expected.describe()}"
+        wanted = _("wanted: {behaviour}").format(behaviour=self.expected.describe())
         if self.last_answer is None:
-            return Note("Confirmed by running it", f"Your function: none yet (check one first).\n{wanted}")
+            return Note(_("Confirmed by running it"), _("Your function: none yet (check one first).") + f"\n{wanted}")
         try:
-            did = f"your last function: {self.form.read(self.last_answer).describe()}"
+            did = _("your last function: {behaviour}").format(behaviour=self.form.read(self.last_answer).describe())
         except WrongForm as err:
-            did = f"your last function: {err}"
-        return Note("Confirmed by running it", f"{did}\n{wanted}")
+            did = _("your last function: {behaviour}").format(behaviour=err)
+        return Note(_("Confirmed by running it"), f"{did}\n{wanted}")
 
     def _verdict(self, answer) -> Result:
         if callable(answer) and not isinstance(answer, (torch.Tensor, Placeholder)) and uses_blank(answer):
-            return Result(self.name, NOT_ATTEMPTED, f"Not attempted yet: your function still uses ____; "
-                                                    f"replace it, then {self.example}")
+            return Result(self.name, NOT_ATTEMPTED, _("Not attempted yet: your function still uses ____; "
+                                                      "replace it, then {example}").format(example=self.example))
         return super()._verdict(answer)
 
 
-def call(fn: Callable, *args, what: str = "Your function"):
+def call(fn: Callable, *args, what: str = N_("Your function")):
     """Call the learner's function; its exception becomes a WrongForm that says what it raised.
-    RuntimeErrors from autograd are returned, not raised: they are part of the behaviour."""
+    RuntimeErrors from autograd are returned, not raised: they are part of the behaviour. `what` names
+    the function in the message (translated when shown, so an N_() constant will do)."""
     try:
         return fn(*args)
     except RuntimeError as err:
         return err
     except Exception as err:
-        raise WrongForm(f"{what} raised {type(err).__name__}: {err}") from None
+        # Translators: {what} is "Your function" or "Your step"; {error} is the Python exception's name
+        raise WrongForm(_("{what} raised {error}: {message}").format(what=_(what), error=type(err).__name__,
+                                                                      message=err)) from None

@@ -12,18 +12,19 @@ import torch
 
 from ..errors import LabInputError
 from ..format import fmt
+from ..i18n import N_, _
 from . import progress
-from .checking import CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm, is_placeholder
+from .checking import CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm, is_placeholder, status_label
 from .digits import CLOSE, RIGHT
 from .forms import Form
 from .messages import ambiguous
 
 _UNSET = object()
-TENSOR_GIVEN = ("Not attempted: type what you expect as numbers or a formula, then confirm with "
-                "autograd (ex.confirm()). A tensor is what autograd hands back, so checking it "
-                "checks autograd, not you.")
-CLOSE_MESSAGE = ("Close: give three significant digits. Your numbers agree with the answer as far "
-                 "as you wrote them, but some have fewer than three significant digits.")
+TENSOR_GIVEN = N_("Not attempted: type what you expect as numbers or a formula, then confirm with "
+                  "autograd (ex.confirm()). A tensor is what autograd hands back, so checking it "
+                  "checks autograd, not you.")
+CLOSE_MESSAGE = N_("Close: give three significant digits. Your numbers agree with the answer as far "
+                   "as you wrote them, but some have fewer than three significant digits.")
 
 
 @dataclass
@@ -78,6 +79,10 @@ class Exercise:
     """An exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``, ``ex.confirm()``. Its
     name and title are given by its registration (see registry.py).
 
+    The sentences a topic passes in (title, intro, question, answer_form, hints, solution_text,
+    praise, kind, the diagnosers' messages) may be translated already or be ``N_()`` constants:
+    they are looked up in the lab's language again when shown.
+
     >>> from autograd_lab.practice.forms import TensorForm
     >>> ex = Exercise(intro="", setup="", question="", answer_form="", form=TensorForm(),
     ...               expected=torch.tensor([2 / 3]), hints=["Think."], solution_text="2/3", name="doc")
@@ -94,7 +99,7 @@ class Exercise:
     hints: list[str]
     solution_text: str
     diagnosers: list[Diagnoser] = field(default_factory=list)
-    kind: str = "the gradient"
+    kind: str = N_("the gradient")  # "Incorrect: this is not {kind}."
     praise: str = ""
     seed: int | None = None
     example: str = ""
@@ -105,7 +110,7 @@ class Exercise:
     last_answer: Any = None
 
     def __post_init__(self):
-        self.example = self.example or self.form.example
+        self.example = self.example or _(self.form.example)
         # a wrong answer computed by torch that happens to equal the right one (say, a random x
         # with a zero in it) must never be reported as a mistake
         self.diagnosers = [d for d in self.diagnosers if d.when is not None or d.part is not None
@@ -127,58 +132,64 @@ class Exercise:
 
     def _verdict(self, answer) -> Result:
         if is_placeholder(answer):
-            return Result(self.name, NOT_ATTEMPTED, f"Not attempted yet: replace ____ with your answer, "
-                                                    f"e.g. {self.example}")
+            return Result(self.name, NOT_ATTEMPTED, _("Not attempted yet: replace ____ with your answer, "
+                                                      "e.g. {example}").format(example=self.example))
         if self.predicts and _has_tensor(answer):
-            return Result(self.name, NOT_ATTEMPTED, TENSOR_GIVEN, "tensor_given")
+            return Result(self.name, NOT_ATTEMPTED, _(TENSOR_GIVEN), "tensor_given")
         try:
             value = self.form.read(answer)
         except WrongForm as err:
-            return Result(self.name, INCORRECT, f"Incorrect. {err}", "form")
+            return Result(self.name, INCORRECT, incorrect(str(err)), "form")
         grade = self.form.grade(value, self.expected)
         if grade == RIGHT:
-            return Result(self.name, CORRECT, "Correct!" + (f" {self.praise}" if self.praise else ""))
+            if self.praise:
+                return Result(self.name, CORRECT, _("Correct! {praise}").format(praise=_(self.praise)))
+            return Result(self.name, CORRECT, _("Correct!"))
         if grade == CLOSE:
-            return Result(self.name, INCORRECT, CLOSE_MESSAGE, "too_few_digits")
+            return Result(self.name, INCORRECT, _(CLOSE_MESSAGE), "too_few_digits")
         for diagnoser in self.diagnosers:
             if diagnoser.matches(self.form, value):
-                return Result(self.name, INCORRECT, f"Incorrect. {diagnoser.message}", diagnoser.key)
+                return Result(self.name, INCORRECT, incorrect(_(diagnoser.message)), diagnoser.key)
         why = self.form.explain(value, self.expected)
         if why:
-            return Result(self.name, INCORRECT, f"Incorrect. {why}", "explained")
-        return Result(self.name, INCORRECT, f"Incorrect: this is not {self.kind}. Expected "
-                                            f"{self.answer_form}. {self._offer()}", "unknown")
+            return Result(self.name, INCORRECT, incorrect(why), "explained")
+        # Translators: {kind} is what the exercise asks for ("the gradient", "the set of names"),
+        # {answer_form} how to write it; {offer} says where the next hint or the solution is
+        return Result(self.name, INCORRECT, _("Incorrect: this is not {kind}. Expected {answer_form}. {offer}").format(
+            kind=_(self.kind), answer_form=_(self.answer_form), offer=self._offer()), "unknown")
 
     def _offer(self) -> str:
         if self.hints_shown < len(self.hints):
-            return f"For hint {self.hints_shown + 1} of {len(self.hints)}, call .hint()."
-        return "All hints are out; .solution() shows the worked solution."
+            return _("For hint {n} of {total}, call .hint().").format(n=self.hints_shown + 1, total=len(self.hints))
+        return _("All hints are out; .solution() shows the worked solution.")
 
     def hint(self, n: int | None = None) -> Note:
         """The next hint, or hint number n (counting from 1)."""
         if n is None:
             n = min(self.hints_shown + 1, len(self.hints))
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(self.hints):
-            raise LabInputError(f"hint({n!r}) does not exist: {self.name} has hints 1 to "
-                                f"{len(self.hints)}; type .hint() for the next one.")
+            raise LabInputError(_("hint({n}) does not exist: {name} has hints 1 to {total}; type .hint() for "
+                                  "the next one.").format(n=repr(n), name=self.name, total=len(self.hints)))
         self.hints_shown = max(self.hints_shown, n)
         progress.record_hint(self.name, n)
-        return Note(f"Hint {n} of {len(self.hints)}", self.hints[n - 1])
+        return Note(_("Hint {n} of {total}").format(n=n, total=len(self.hints)), _(self.hints[n - 1]))
 
     def solution(self) -> Note:
         """The worked solution, with the values torch computed."""
         progress.record_solution(self.name)
-        return Note("Solution", self.solution_text)
+        return Note(_("Solution"), _(self.solution_text))
 
     def confirm(self) -> Note:
         """After predicting: what autograd computed from the exercise's code, beside your last answer."""
         progress.record_confirm(self.name)
         if self.last_answer is None:
-            mine = "Your answer: none yet (check a prediction first, then confirm)."
+            mine = _("Your answer: none yet (check a prediction first, then confirm).")
         else:
             verdict = self._verdict(self.last_answer)
-            mine = f"Your last answer: {_show(self.last_answer)} ({verdict.status})"
-        return Note("Confirmed with autograd", f"{mine}\nautograd: {_show(self.expected)}")
+            mine = _("Your last answer: {answer} ({status})").format(answer=_show(self.last_answer),
+                                                                       status=status_label(verdict.status))
+        autograd = _("autograd: {value}").format(value=_show(self.expected))
+        return Note(_("Confirmed with autograd"), f"{mine}\n{autograd}")
 
     @property
     def make_code(self) -> str:
@@ -226,7 +237,12 @@ def _show(value) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(_show(v) for v in value) + ")"
     if callable(value) and not isinstance(value, torch.Tensor):
-        return "a function of x"
+        return _("a function of x")
     if isinstance(value, torch.Tensor) and value.numel() > 8:
-        return f"a {tuple(value.shape)} tensor"
+        return _("a {shape} tensor").format(shape=tuple(value.shape))
     return fmt(value)
+
+
+def incorrect(why: str) -> str:
+    """The verdict on a wrong answer, with what is wrong with it (a whole sentence, translated)."""
+    return _("Incorrect. {why}").format(why=why)

@@ -4,7 +4,24 @@ characters on every run."""
 from __future__ import annotations
 
 from ..format import table
+from ..i18n import N_, _
 from ..text import esc, pre, status_colour
+from .checking import status_label
+
+#: how the progress report's statuses read (report.status() returns the English values, compared by code)
+PROGRESS_LABELS = {"passed": N_("passed"), "attempted": N_("attempted"), "not attempted": N_("not attempted")}
+
+
+def _heading(ex, name: str, title: str) -> str:
+    """'Exercise NAME (seed N): TITLE', with name and title given in the face's own markup."""
+    if ex.seed is not None:
+        return _("Exercise {name} (seed {seed}): {title}").format(name=name, seed=ex.seed, title=title)
+    return _("Exercise {name}: {title}").format(name=name, title=title)
+
+
+def _help(hint: str, solution: str, ex) -> str:
+    return _("Help: {hint} gives the next of {n} hints, {solution} the worked solution.").format(
+        hint=hint, solution=solution, n=len(ex.hints))
 
 
 def exercise_text(ex) -> str:
@@ -14,11 +31,11 @@ def exercise_text(ex) -> str:
     >>> exercise_text(exercise("mean_square")).splitlines()[0]
     'Exercise mean_square: The gradient of a mean of squares'
     """
-    seed = f" (seed {ex.seed})" if ex.seed is not None else ""
     code = "\n".join("    " + line if line else "" for line in ex.setup.splitlines())
-    return (f"Exercise {ex.name}{seed}: {ex.title}\n\n{ex.intro}\n\n{code}\n\n"
-            f"{ex.question}\nAnswer with {ex.answer_form}.\nCheck with {ex.example}, after {ex.make_code}\n"
-            f"Help: .hint() gives the next of {len(ex.hints)} hints, .solution() the worked solution.")
+    answer = _("Answer with {answer_form}.").format(answer_form=_(ex.answer_form))
+    check = _("Check with {example}, after {make_code}").format(example=ex.example, make_code=ex.make_code)
+    return (f"{_heading(ex, ex.name, _(ex.title))}\n\n{_(ex.intro)}\n\n{code}\n\n"
+            f"{_(ex.question)}\n{answer}\n{check}\n{_help('.hint()', '.solution()', ex)}")
 
 
 def _lines(text: str) -> str:
@@ -32,13 +49,15 @@ def statement_html(ex) -> str:
     >>> statement_html(exercise("mean_square")).startswith('<div class="agl-exercise">')
     True
     """
-    seed = f" (seed {ex.seed})" if ex.seed is not None else ""
-    return (f'<div class="agl-exercise"><h4>Exercise <code>{esc(ex.name)}</code>{esc(seed)}: {esc(ex.title)}</h4>'
-            f"<p>{esc(ex.intro)}</p><pre>{esc(ex.setup)}</pre>{_lines(ex.question)}"
-            f"<p>Answer with {esc(ex.answer_form)}.<br>Check with <code>{esc(ex.example)}</code>, "
-            f"after <code>{esc(ex.make_code)}</code></p>"
-            f"<p><small>Help: <code>.hint()</code> gives the next of {len(ex.hints)} hints, "
-            f"<code>.solution()</code> the worked solution.</small></p></div>")
+    heading = _heading(ex, f"<code>{esc(ex.name)}</code>", esc(_(ex.title)))
+    answer = esc(_("Answer with {answer_form}.").format(answer_form=_(ex.answer_form)))
+    check = esc(_("Check with {example}, after {make_code}")).format(example=f"<code>{esc(ex.example)}</code>",
+                                                                     make_code=f"<code>{esc(ex.make_code)}</code>")
+    help_ = esc(_help("{hint}", "{solution}", ex)).format(hint="<code>.hint()</code>",
+                                                          solution="<code>.solution()</code>")
+    return (f'<div class="agl-exercise"><h4>{heading}</h4>'
+            f"<p>{esc(_(ex.intro))}</p><pre>{esc(ex.setup)}</pre>{_lines(_(ex.question))}"
+            f"<p>{answer}<br>{check}</p><p><small>{help_}</small></p></div>")
 
 
 def result_html(result) -> str:
@@ -48,10 +67,10 @@ def result_html(result) -> str:
     >>> 'data-status="correct"' in result_html(Result("mean_square", "correct", "Correct!"))
     True
     """
-    colour = status_colour(result.status)
+    colour, label = status_colour(result.status), status_label(result.status)
     return (f'<div class="agl-result" data-status="{esc(result.status)}" '
             f'style="border-left:4px solid {colour};padding:4px 8px">'
-            f'<span class="agl-status" style="color:{colour};font-weight:bold">{esc(result.status)}</span>'
+            f'<span class="agl-status" style="color:{colour};font-weight:bold">{esc(label)}</span>'
             f"{_lines(result.message)}</div>")
 
 
@@ -76,14 +95,14 @@ def message_html(text: str) -> str:
 
 
 def catalog_text(entries) -> str:
-    """The exercises, one per line: name, then title.
+    """The exercises, one per line: name, then title (in the lab's language).
 
     >>> from autograd_lab.practice.bank import catalog
     >>> catalog_text(catalog()).splitlines()[0].split("  ")[-1].strip()
     'The gradient of a mean of squares'
     """
     width = max(len(e.name) for e in entries)
-    return "\n".join(f"{e.name.ljust(width)}  {e.title}" for e in entries)
+    return "\n".join(f"{e.name.ljust(width)}  {_(e.title)}" for e in entries)
 
 
 def catalog_html(entries) -> str:
@@ -97,10 +116,13 @@ def progress_text(report) -> str:
     >>> progress_text(report()).splitlines()[1].split()
     ['exercise', 'status', 'answers', 'hints', 'solution', 'mistakes', 'met']
     """
-    rows = [[name, report.status(name), str(r["attempts"]), str(r["hints"]), "seen" if r["solution"] else "-",
-             ", ".join(r["diagnoses"]) or "-"] for name, _, r in report.rows]
-    return (f"Progress: {report.passed} of {len(report.rows)} passed, {report.attempted} attempted\n"
-            + table(["exercise", "status", "answers", "hints", "solution", "mistakes met"], rows))
+    rows = [[name, _(PROGRESS_LABELS[report.status(name)]), str(r["attempts"]), str(r["hints"]),
+             _("seen") if r["solution"] else "-", ", ".join(r["diagnoses"]) or "-"] for name, _title, r in report.rows]
+    summary = _("Progress: {passed} of {total} passed, {attempted} attempted").format(
+        passed=report.passed, total=len(report.rows), attempted=report.attempted)
+    # Translators: the progress table's column headers
+    headers = [_("exercise"), _("status"), _("answers"), _("hints"), _("solution"), _("mistakes met")]
+    return f"{summary}\n" + table(headers, rows)
 
 
 def progress_html(report) -> str:

@@ -12,6 +12,7 @@ import torch
 from sympy.parsing.sympy_parser import (convert_xor, implicit_multiplication_application,
                                         parse_expr, standard_transformations)
 
+from ..i18n import N_, _
 from .checking import WrongForm, near, shape_text
 from .digits import CLOSE, RIGHT, WRONG, Numbers, exact, judge
 from .reading import read_numbers
@@ -66,26 +67,27 @@ class TensorForm(Form):
     def explain(self, value, expected) -> str | None:
         if isinstance(value, Numbers):
             if value.note == "decimals" and near(value.values, expected):
-                return ("In a formula write each constant exactly, as a fraction (for example 1/3, not "
-                        "a rounded decimal) or with n, the number of elements.")
+                return _("In a formula write each constant exactly, as a fraction (for example 1/3, not "
+                         "a rounded decimal) or with n, the number of elements.")
             value = value.values
         if tuple(value.shape) != tuple(expected.shape):
             if value.numel() == 1 and expected.numel() > 1:
-                return (f"You gave a single number, but {self.what} has one entry per element of "
-                        f"{self.of}, shape {shape_text(expected.shape)}: a gradient has the shape of "
-                        "the tensor it belongs to, it is not added up.")
-            return (f"Your answer has shape {shape_text(value.shape)}, but {self.what} has shape "
-                    f"{shape_text(expected.shape)}: a gradient has the shape of the tensor it belongs to.")
+                return _("You gave a single number, but {what} has one entry per element of {of}, shape {shape}: "
+                         "a gradient has the shape of the tensor it belongs to, it is not added up.").format(
+                             what=self.what, of=self.of, shape=shape_text(expected.shape))
+            return _("Your answer has shape {shape}, but {what} has shape {wanted}: a gradient has the shape of "
+                     "the tensor it belongs to.").format(shape=shape_text(value.shape), what=self.what,
+                                                          wanted=shape_text(expected.shape))
         if expected.abs().max() > 0 and torch.allclose(-value.double(), expected.double(), rtol=1e-3, atol=1e-4):
-            return ("Every sign is flipped. backward() computes the derivative of the output with "
-                    "respect to the input, not a step downhill: no minus sign comes in.")
+            return _("Every sign is flipped. backward() computes the derivative of the output with "
+                     "respect to the input, not a step downhill: no minus sign comes in.")
         if near(value, expected):
-            return ("Close, but not right to the last digit you wrote: round the exact value (do not "
-                    "cut it off), or write the fraction exactly.")
+            return _("Close, but not right to the last digit you wrote: round the exact value (do not "
+                     "cut it off), or write the fraction exactly.")
         scale = _constant_ratio(value, expected)
         if scale is not None:
-            return ("Your answer is the gradient times a constant: look again at the constant "
-                    "factors, the factor the power rule brings down and the 1/n of a mean.")
+            return _("Your answer is the gradient times a constant: look again at the constant "
+                     "factors, the factor the power rule brings down and the 1/n of a mean.")
         return None
 
 
@@ -112,18 +114,18 @@ class PartsForm(Form):
             keys = {_key(k): v for k, v in answer.items()}
             missing = [label for label in self.labels if _key(label) not in keys]
             if missing:
-                raise WrongForm(f"Your dict has no entry for {', '.join(missing)}; give one per part: "
-                                f"{', '.join(self.labels)}.")
+                raise WrongForm(_("Your dict has no entry for {missing}; give one per part: {labels}.").format(
+                    missing=", ".join(missing), labels=", ".join(self.labels)))
             answer = [keys[_key(label)] for label in self.labels]
         if not isinstance(answer, (tuple, list)) or len(answer) != len(self.parts):
-            raise WrongForm(f"Give {len(self.parts)} answers together, as a tuple in this order: "
-                            f"{'; '.join(self.labels)}.")
+            raise WrongForm(_("Give {n} answers together, as a tuple in this order: {labels}.").format(
+                n=len(self.parts), labels="; ".join(self.labels)))
         values = []
         for (label, form), part in zip(self.parts, answer, strict=False):
             try:
                 values.append(form.read(part))
             except WrongForm as err:
-                raise WrongForm(f"For {label}: {err}") from None
+                raise WrongForm(_("For {label}: {message}").format(label=label, message=err)) from None
         return tuple(values)
 
     def grade(self, value, target) -> str:
@@ -140,7 +142,9 @@ class PartsForm(Form):
         for (label, form), v, e in zip(self.parts, value, expected, strict=False):
             if not form.same(v, e):
                 why = form.explain(v, e)
-                return f"{label} is not right yet." + (f" {why}" if why else "")
+                if why:
+                    return _("{label} is not right yet. {why}").format(label=label, why=why)
+                return _("{label} is not right yet.").format(label=label)
         return None
 
 
@@ -154,7 +158,8 @@ class FunctionForm(Form):
     holds samples of another size: a diagnosis is named only when it holds there too."""
 
     takes_text = True
-    example = 'ex.check(lambda x: ...) or ex.check("formula in x")'
+    # Translators: two ways to answer; "formula in x" stands for the formula the learner types
+    example = N_('ex.check(lambda x: ...) or ex.check("formula in x")')
 
     def __init__(self, samples: torch.Tensor, what: str = "dz/dx", variant: torch.Tensor | None = None):
         self.samples, self.what, self.variant = samples, what, variant
@@ -165,7 +170,8 @@ class FunctionForm(Form):
             try:
                 answer = eval(answer, {"torch": torch, "math": math})  # the learner's own lambda
             except Exception as err:
-                raise WrongForm(f"Cannot read this lambda ({type(err).__name__}: {err}).") from None
+                raise WrongForm(_("Cannot read this lambda ({error}: {message}).").format(
+                    error=type(err).__name__, message=err)) from None
         if isinstance(answer, str):
             main, note = self._formula(answer, self.samples)
             # only a formula written with n can be tried on inputs of another size
@@ -173,8 +179,8 @@ class FunctionForm(Form):
             other = self._formula(answer, self.variant)[0] if generic and self.variant is not None else None
             return Numbers(main.values, main.half, main.digits, note=note, variant=_values(other))
         if not callable(answer) or isinstance(answer, torch.Tensor):
-            raise WrongForm("This exercise asks for the gradient as a function of x, not for numbers: "
-                            'give lambda x: ... or a formula string such as "x + 1".')
+            raise WrongForm(_("This exercise asks for the gradient as a function of x, not for numbers: "
+                              'give lambda x: ... or a formula string such as "x + 1".'))
         main = self._call(answer, self.samples)
         other = self._call(answer, self.variant) if self.variant is not None else None
         return Numbers(main.values, main.half, main.digits, variant=_values(other))
@@ -185,15 +191,16 @@ class FunctionForm(Form):
             try:
                 out = fn(x.clone())
             except Exception as err:
-                raise WrongForm(f"Calling your function on a tensor x of shape {shape_text(x.shape)} "
-                                f"raised {type(err).__name__}: {err}") from None
+                raise WrongForm(_("Calling your function on a tensor x of shape {shape} raised {error}: "
+                                  "{message}").format(shape=shape_text(x.shape), error=type(err).__name__,
+                                                      message=err)) from None
             if out is None:
-                raise WrongForm("Your function returned None. The lab calls it with plain values of x, "
-                                "which have no .grad (lambda x: x.grad reads one): write the gradient "
-                                "as a formula in x, such as lambda x: 5 * x**4 for x**5.")
-            rows.append(read_numbers(out, "The value of your function").values)
+                raise WrongForm(_("Your function returned None. The lab calls it with plain values of x, "
+                                  "which have no .grad (lambda x: x.grad reads one): write the gradient "
+                                  "as a formula in x, such as lambda x: 5 * x**4 for x**5."))
+            rows.append(read_numbers(out, N_("The value of your function")).values)
         if len({tuple(r.shape) for r in rows}) > 1:
-            raise WrongForm("Your function returns different shapes for different inputs.")
+            raise WrongForm(_("Your function returns different shapes for different inputs."))
         return exact(torch.stack(rows))
 
     def _formula(self, text: str, samples: torch.Tensor) -> tuple[Numbers, str]:
@@ -202,23 +209,24 @@ class FunctionForm(Form):
         try:
             expr = parse_expr(text, local_dict={"x": x, "n": sympy.Integer(n)}, transformations=transforms)
         except Exception as err:
-            raise WrongForm(f"Cannot read the formula '{text}' ({type(err).__name__}).") from None
+            raise WrongForm(_("Cannot read the formula '{text}' ({error}).").format(
+                text=text, error=type(err).__name__)) from None
         if not isinstance(expr, sympy.Expr):
-            raise WrongForm(f"'{text}' is not a formula in x.")
+            raise WrongForm(_("'{text}' is not a formula in x.").format(text=text))
         others = sorted(str(s) for s in expr.free_symbols if s != x)
         if others:
-            raise WrongForm(f"The formula uses {', '.join(others)}; write it with x (one element of the "
-                            "input) and numbers, or n for the number of elements.")
+            raise WrongForm(_("The formula uses {names}; write it with x (one element of the "
+                              "input) and numbers, or n for the number of elements.").format(names=", ".join(others)))
         try:
             values = [[complex(expr.subs(x, float(v)).evalf()) for v in row] for row in samples]
         except (TypeError, ValueError, ZeroDivisionError):
-            raise WrongForm(f"The formula '{text}' cannot be evaluated at every x.") from None
+            raise WrongForm(_("The formula '{text}' cannot be evaluated at every x.").format(text=text)) from None
         if any(abs(v.imag) > 1e-12 for row in values for v in row):
-            raise WrongForm(f"The formula '{text}' gives complex numbers for some x.")
+            raise WrongForm(_("The formula '{text}' gives complex numbers for some x.").format(text=text))
         note = "decimals" if any(isinstance(a, sympy.Float) for a in expr.atoms(sympy.Number)) else ""
         real = torch.tensor([[v.real for v in row] for row in values], dtype=torch.float64)
         if not torch.isfinite(real).all():
-            raise WrongForm(f"The formula '{text}' cannot be evaluated at every x.")
+            raise WrongForm(_("The formula '{text}' cannot be evaluated at every x.").format(text=text))
         return exact(real), note
 
     def grade(self, value, target) -> str:
@@ -232,9 +240,9 @@ class FunctionForm(Form):
 
     def explain(self, value, expected) -> str | None:
         if tuple(value.shape) != tuple(expected.shape):
-            return (f"For an input x of shape {shape_text(expected.shape[1:])} your function gives "
-                    f"shape {shape_text(value.shape[1:])}; the gradient has one entry per element of x "
-                    "(a formula string is applied to each element).")
+            return _("For an input x of shape {shape} your function gives shape {given}; the gradient has one "
+                     "entry per element of x (a formula string is applied to each element).").format(
+                         shape=shape_text(expected.shape[1:]), given=shape_text(value.shape[1:]))
         return self.numbers.explain(value, expected)
 
 

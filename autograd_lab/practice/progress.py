@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from ..errors import LabInputError
+from ..i18n import _
 
 _records: dict[str, dict] = {}
 _grading: bool | None = None
@@ -81,7 +82,7 @@ def grading(flag: bool | None = None) -> bool:
     global _grading
     if flag is not None:
         if not isinstance(flag, bool):
-            raise LabInputError(f"grading() takes True or False, got {flag!r}.")
+            raise LabInputError(_("grading() takes True or False, got {flag}.").format(flag=repr(flag)))
         _grading = flag
     if _grading is not None:
         return _grading

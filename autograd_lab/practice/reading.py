@@ -7,30 +7,35 @@ import re
 
 import torch
 
+from ..i18n import N_, _
 from .checking import WrongForm
 from .digits import Numbers, from_tensor, numbers, parse_text, shortest
 
 
 def none_message(what: str) -> str:
-    return (f"Your answer is None. {what} is None when read from a tensor that is not a leaf "
-            "(such as y or z), from a tensor created without requires_grad=True, or before "
-            "backward() has run. Read .grad of the leaf itself, after calling backward().")
+    # Translators: {what} is the quantity asked for, such as x.grad or "The gradient"
+    return _("Your answer is None. {what} is None when read from a tensor that is not a leaf "
+             "(such as y or z), from a tensor created without requires_grad=True, or before "
+             "backward() has run. Read .grad of the leaf itself, after calling backward().").format(what=what)
 
 
-def read_numbers(answer, what: str = "The gradient") -> Numbers:
-    """The answer as Numbers; raises WrongForm saying what is wrong with its form.
+def read_numbers(answer, what: str = N_("The gradient")) -> Numbers:
+    """The answer as Numbers; raises WrongForm saying what is wrong with its form. `what` names the
+    quantity (x.grad, or a phrase marked N_(), translated here).
 
     >>> read_numbers("[0.6670, 2]").half.tolist()
     [5e-05, 0.5]
     """
+    what = _(what)
     if answer is None:
         raise WrongForm(none_message(what))
     if isinstance(answer, bool):
-        raise WrongForm(f"Your answer is {answer}, a truth value; {what} is made of numbers.")
+        raise WrongForm(_("Your answer is {answer}, a truth value; {what} is made of numbers.").format(
+            answer=answer, what=what))
     if isinstance(answer, str):
         return _finite(numbers(_parse_printed(answer)))
     if callable(answer) and not isinstance(answer, torch.Tensor):
-        raise WrongForm("Your answer is a function; this exercise asks for numbers (a list, a number or text).")
+        raise WrongForm(_("Your answer is a function; this exercise asks for numbers (a list, a number or text)."))
     if isinstance(answer, torch.Tensor):
         return _finite(from_tensor(_checked(answer)))
     if type(answer).__module__ == "numpy":
@@ -38,25 +43,25 @@ def read_numbers(answer, what: str = "The gradient") -> Numbers:
     try:
         return _finite(numbers(_plain(answer)))
     except (TypeError, ValueError, RuntimeError):
-        raise WrongForm(f"Cannot read a {type(answer).__name__} as numbers: give a list of numbers, "
-                        "a single number, or the text PyTorch printed.") from None
+        raise WrongForm(_("Cannot read a {type} as numbers: give a list of numbers, "
+                          "a single number, or the text PyTorch printed.").format(type=type(answer).__name__)) from None
 
 
 def _checked(t: torch.Tensor) -> torch.Tensor:
     if t.device.type != "cpu":
-        raise WrongForm(f"Your tensor is on device '{t.device}', but the exercise's tensors live on "
-                        "the CPU: pass answer.cpu().")
+        raise WrongForm(_("Your tensor is on device '{device}', but the exercise's tensors live on "
+                          "the CPU: pass answer.cpu().").format(device=t.device))
     if not t.is_floating_point():
-        raise WrongForm(f"Your tensor has dtype {str(t.dtype).replace('torch.', '')}, but a gradient "
-                        "is always a floating-point tensor: compute it with float tensors, or give a "
-                        "list of numbers.")
+        raise WrongForm(_("Your tensor has dtype {dtype}, but a gradient is always a floating-point tensor: "
+                          "compute it with float tensors, or give a list of numbers.").format(
+                              dtype=str(t.dtype).replace("torch.", "")))
     return t.detach()
 
 
 def _from_numpy(a) -> torch.Tensor:
     kind = getattr(getattr(a, "dtype", None), "kind", "f")
     if kind not in "fiu":
-        raise WrongForm(f"Your array has dtype {a.dtype}; give real numbers.")
+        raise WrongForm(_("Your array has dtype {dtype}; give real numbers.").format(dtype=a.dtype))
     return torch.from_numpy(a.astype("float64") if kind in "iu" else a.copy())
 
 
@@ -85,11 +90,11 @@ def _map(x, f):
 
 def _finite(n: Numbers) -> Numbers:
     if torch.isnan(n.values).any():
-        raise WrongForm("Your answer contains nan. A nan appears when something like 0/0, inf - inf "
-                        "or the square root of a negative number was computed; no entry of this "
-                        "gradient is undefined.")
+        raise WrongForm(_("Your answer contains nan. A nan appears when something like 0/0, inf - inf "
+                          "or the square root of a negative number was computed; no entry of this "
+                          "gradient is undefined."))
     if torch.isinf(n.values).any():
-        raise WrongForm("Your answer contains inf; every entry of this gradient is a finite number.")
+        raise WrongForm(_("Your answer contains inf; every entry of this gradient is a finite number."))
     return n
 
 
@@ -105,5 +110,5 @@ def _parse_printed(text: str):
     try:
         return parse_text(body)
     except (ValueError, SyntaxError):
-        raise WrongForm("Cannot read this text as numbers: give a list of numbers, or the text PyTorch "
-                        "printed.") from None
+        raise WrongForm(_("Cannot read this text as numbers: give a list of numbers, or the text PyTorch "
+                          "printed.")) from None

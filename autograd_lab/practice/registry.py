@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from collections.abc import Callable
 
+from ..i18n import _
+
 _REGISTERED: list[Entry] = []
 
 
@@ -25,11 +27,12 @@ class Entry:
         return ex
 
     def __repr__(self) -> str:
-        return f"{self.name}: {self.title}"
+        return f"{self.name}: {_(self.title)}"
 
 
 def register(name: str, title: str, place: int) -> Callable:
     """Decorator: add the builder below to the bank under name and title, at place in course order.
+    The title is registered at import, so mark it with ``N_()``: it is translated where it is shown.
 
     >>> @register("doc_example", "An example", place=10_000)
     ... def doc_example(seed=None): ...

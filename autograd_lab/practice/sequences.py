@@ -7,6 +7,7 @@ import ast
 import contextlib
 import re
 
+from ..i18n import _
 from .checking import WrongForm
 from .choices import _truth
 from .forms import Form
@@ -41,29 +42,30 @@ class OrderForm(Form):
         elif isinstance(answer, (list, tuple)):
             items = list(answer)
         else:
-            raise WrongForm('Give the node names in order, as a list of strings or as text such as '
-                            '"AddBackward0, SinBackward0, ...".')
+            raise WrongForm(_('Give the node names in order, as a list of strings or as text such as '
+                              '"AddBackward0, SinBackward0, ...".'))
         order = []
         for item in items:
             if not isinstance(item, str):
-                raise WrongForm("Give the node names as strings, in the order the engine runs them.")
+                raise WrongForm(_("Give the node names as strings, in the order the engine runs them."))
             label = self.words.get(_norm(item))
             if label is None:
-                raise WrongForm(f"'{item}' is not a node of this graph; the nodes are "
-                                f"{', '.join(sorted(self.labels))} (in some order).")
+                raise WrongForm(_("'{item}' is not a node of this graph; the nodes are {nodes} (in some "
+                                  "order).").format(item=item, nodes=", ".join(sorted(self.labels))))
             order.append(label)
         return tuple(order)
 
     def explain(self, value, expected) -> str | None:
         repeated = sorted({v for v in value if value.count(v) > 1})
         if repeated:
-            return f"Each node runs once in one backward; you named {', '.join(repeated)} more than once."
+            return _("Each node runs once in one backward; you named {nodes} more than once.").format(
+                nodes=", ".join(repeated))
         missing = [e for e in sorted(expected) if e not in value]
         if missing:
-            return (f"Some nodes are missing: {', '.join(missing)}. Every node of the graph runs, the "
-                    "AccumulateGrad node of each leaf that requires grad included.")
+            return _("Some nodes are missing: {nodes}. Every node of the graph runs, the "
+                     "AccumulateGrad node of each leaf that requires grad included.").format(nodes=", ".join(missing))
         if value and value[0] != expected[0]:
-            return "Backward starts from the output: the first node to run is the output's grad_fn."
+            return _("Backward starts from the output: the first node to run is the output's grad_fn.")
         return None
 
 
@@ -74,7 +76,9 @@ OUTCOMES = {"ok": "ok", "fine": "ok", "error": "error", "raises": "error", "sile
 def _outcome(word) -> str:
     found = OUTCOMES.get(_norm(word).replace("_", ""))
     if found is None:
-        raise WrongForm(f"Cannot read {word!r} as an outcome; use one of: ok, error, silently wrong, refused.")
+        # Translators: ok, error, silently wrong and refused are what the learner types: keep them as they are
+        raise WrongForm(_("Cannot read {word} as an outcome; use one of: ok, error, silently wrong, refused.").format(
+            word=repr(word)))
     return found
 
 
@@ -96,7 +100,8 @@ class RowsForm(Form):
             k = _norm(key)
             if w in (k, k.rstrip("()"), k.split("(")[0], k.lstrip("."), k.rstrip("()").split(".")[-1]):
                 return key
-        raise WrongForm(f"'{word}' is not one of the copies asked about: {', '.join(self.keys)}.")
+        raise WrongForm(_("'{word}' is not one of the copies asked about: {copies}.").format(
+            word=word, copies=", ".join(self.keys)))
 
     def read(self, answer):
         if isinstance(answer, str) and answer.strip()[:1] in "{[(":
@@ -108,20 +113,20 @@ class RowsForm(Form):
             rows = {self._key(k): v for k, v in answer.items()}
             missing = [k for k in self.keys if k not in rows]
             if missing:
-                raise WrongForm(f"Give a row for every copy; missing: {', '.join(missing)}.")
+                raise WrongForm(_("Give a row for every copy; missing: {copies}.").format(copies=", ".join(missing)))
             answer = [rows[k] for k in self.keys]
         if not isinstance(answer, (list, tuple)) or len(answer) != len(self.keys):
-            raise WrongForm(f"Give {len(self.keys)} rows, one per copy in the order "
-                            f"{', '.join(self.keys)}: each a pair (shares memory: yes/no, outcome).")
+            raise WrongForm(_("Give {n} rows, one per copy in the order {copies}: each a pair (shares memory: "
+                              "yes/no, outcome).").format(n=len(self.keys), copies=", ".join(self.keys)))
         read = []
         for key, row in zip(self.keys, answer, strict=True):
             if not isinstance(row, (list, tuple)) or len(row) != 2:
-                raise WrongForm(f"For {key}: give a pair (shares memory: yes/no, outcome: ok, error, "
-                                "silently wrong or refused).")
+                raise WrongForm(_("For {key}: give a pair (shares memory: yes/no, outcome: ok, error, "
+                                  "silently wrong or refused).").format(key=key))
             try:
                 read.append((_truth(row[0]), _outcome(row[1])))
             except WrongForm as err:
-                raise WrongForm(f"For {key}: {err}") from None
+                raise WrongForm(_("For {label}: {message}").format(label=key, message=err)) from None
         return tuple(read)
 
     def _parse(self, text: str):
@@ -141,4 +146,4 @@ class RowsForm(Form):
 
     def explain(self, value, expected) -> str | None:
         wrong = [k for k, v, e in zip(self.keys, value, expected, strict=True) if v != e]
-        return f"Not right yet for: {', '.join(wrong)}." if wrong else None
+        return _("Not right yet for: {copies}.").format(copies=", ".join(wrong)) if wrong else None

@@ -7,9 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..display import ModelView, evaluate_typed
+from ..i18n import N_, _
 from . import bank, faces, report
 from .checking import ____, Result
 from .exercise import Exercise
+
+#: the buttons, by the name their CSS class is made of (agl-check, ...), with the label they show
+BUTTONS = {"Check": N_("Check"), "Hint": N_("Hint"), "Solution": N_("Solution")}
 
 
 class ExercisePage(ModelView):
@@ -50,8 +54,8 @@ class ExerciseView(ExercisePage):
         try:
             answer = self.read(typed)
         except Exception as err:  # the learner's expression failed: say so in one line
-            text = (f"Could not evaluate {typed.strip()!r}: {type(err).__name__}: {err}. Run the setup "
-                    "code first, or check the spelling.")
+            text = _("Could not evaluate {typed}: {error}: {message}. Run the setup code first, or check the "
+                     "spelling.").format(typed=repr(typed.strip()), error=type(err).__name__, message=err)
             return text, faces.message_html(text)
         try:
             result = self.model.check(answer)
@@ -72,12 +76,12 @@ class ExerciseView(ExercisePage):
 
         view = self
         statement = w.HTML(value=self.html())
-        answer = w.Text(value="", placeholder=f"your answer, e.g. {_inside(self.model.example)}",
-                        description="Answer:", layout=w.Layout(width="50%"))
-        buttons = {label: w.Button(description=label) for label in ("Check", "Hint", "Solution")}
+        placeholder = _("your answer, e.g. {example}").format(example=_inside(self.model.example))
+        answer = w.Text(value="", placeholder=placeholder, description=_("Answer:"), layout=w.Layout(width="50%"))
+        buttons = {name: w.Button(description=_(label)) for name, label in BUTTONS.items()}
         feedback = w.HTML(value="")
         self.parts = {"agl-statement": statement, "agl-answer": answer,
-                      **{f"agl-{label.lower()}": b for label, b in buttons.items()}, "agl-feedback": feedback}
+                      **{f"agl-{name.lower()}": b for name, b in buttons.items()}, "agl-feedback": feedback}
         for css, part in self.parts.items():
             part.add_class(css)
 
