@@ -7,6 +7,7 @@ import warnings
 from dataclasses import dataclass
 
 from ..errors import LabInputError
+from ..i18n import _
 from . import context as ctxmod
 from .kinds import KINDS
 
@@ -71,5 +72,6 @@ def _message_and_context(exc, names):
         return message, type(exc).__name__, ctx
     if isinstance(exc, str):
         return exc, "RuntimeError", ctxmod.Context("", dict(names or {}))
-    raise LabInputError(f"explain() takes an exception, a warning or a message, not {type(exc).__name__}. "
-                        "Type: try: ... except RuntimeError as err: autograd_lab.explain(err)")
+    raise LabInputError(_("explain() takes an exception, a warning or a message, not {type}. "
+                          "Type: try: ... except RuntimeError as err: autograd_lab.explain(err)"
+                          ).format(type=type(exc).__name__))

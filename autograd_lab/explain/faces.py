@@ -3,11 +3,27 @@ the graph, the fix as code, and PyTorch's own message on request. An error the l
 shown as Python would show it."""
 from __future__ import annotations
 
+from ..i18n import N_, _
 from ..text import esc
+
+# each kind of error in words, for the title (the kinds are the names KINDS gives them)
+KIND_NAMES = {
+    "backward_twice": N_("backward twice"),
+    "non_scalar": N_("non scalar"),
+    "inplace_modified": N_("inplace modified"),
+    "no_grad_fn": N_("no grad fn"),
+    "leaf_inplace": N_("leaf inplace"),
+    "numpy_requires_grad": N_("numpy requires grad"),
+    "int_requires_grad": N_("int requires grad"),
+    "nonleaf_grad": N_("nonleaf grad"),
+    "device_mismatch": N_("device mismatch"),
+    "gradient_shape": N_("gradient shape"),
+}
 
 
 def _title(e) -> str:
-    return f"autograd error explained ({e.kind.replace('_', ' ')})"
+    kind = _(KIND_NAMES[e.kind]) if e.kind in KIND_NAMES else e.kind.replace("_", " ")
+    return _("autograd error explained ({kind})").format(kind=kind)
 
 
 def explanation_text(e, show_original: bool = False) -> str:
@@ -20,12 +36,12 @@ def explanation_text(e, show_original: bool = False) -> str:
     """
     if not e.known:
         return f"{e.category}: {e.original}"
-    parts = [_title(e), e.summary, "", "Why: " + e.why, "", "Fix:"]
+    parts = [_title(e), e.summary, "", _("Why: {why}").format(why=e.why), "", _("Fix:")]
     parts += ["    " + line for line in e.fix.splitlines()]
     if e.anomaly is not None:
-        parts += ["", "Anomaly mode:"] + ["    " + line for line in anomaly_lines(e.anomaly)]
+        parts += ["", _("Anomaly mode:")] + ["    " + line for line in anomaly_lines(e.anomaly)]
     if show_original:
-        parts += ["", f"PyTorch said ({e.category}):", "    " + e.original]
+        parts += ["", _("PyTorch said ({category}):").format(category=e.category), "    " + e.original]
     return "\n".join(parts)
 
 
@@ -40,19 +56,23 @@ def anomaly_lines(rerun) -> list[str]:
       2 | y = x.sigmoid()
     """
     if not rerun.ran:
-        return ["not used: this error happens before backward runs any node, so anomaly mode has no",
-                "forward call to point at. The cell was not run again."]
-    lines = ["the cell ran a second time, with anomaly mode on (its side effects ran twice)."]
+        return _("not used: this error happens before backward runs any node, so anomaly mode has no\n"
+                 "forward call to point at. The cell was not run again.").splitlines()
+    lines = [_("the cell ran a second time, with anomaly mode on (its side effects ran twice).")]
     c = rerun.culprit
     if c is None:
-        return lines + ["It named no forward call: the failing node's forward ran before this cell",
-                        "(anomaly mode only records forwards that run while it is on). Put the forward",
-                        "and the backward in one %%explain --anomaly cell."]
+        return lines + _("It named no forward call: the failing node's forward ran before this cell\n"
+                         "(anomaly mode only records forwards that run while it is on). Put the forward\n"
+                         "and the backward in one %%explain --anomaly cell.").splitlines()
     if c.in_cell:
-        return lines + [f"{c.node} failed in backward; its forward call is line {c.lineno} of this cell:",
-                        f"  {c.lineno} | {c.line}"]
-    where = f"in {c.function}, called from this cell" if c.function else "outside this cell"
-    return lines + [f"{c.node} failed in backward; its forward call ran {where}:", f"  {c.line}"]
+        return lines + [_("{node} failed in backward; its forward call is line {line} of this cell:").format(
+                        node=c.node, line=c.lineno), f"  {c.lineno} | {c.line}"]
+    if c.function:
+        said = _("{node} failed in backward; its forward call ran in {function}, called from this cell:").format(
+            node=c.node, function=c.function)
+    else:
+        said = _("{node} failed in backward; its forward call ran outside this cell:").format(node=c.node)
+    return lines + [said, f"  {c.line}"]
 
 
 def explanation_html(e, show_original: bool = False) -> str:
@@ -62,15 +82,17 @@ def explanation_html(e, show_original: bool = False) -> str:
     >>> 'class="agl-fix"' in explanation_html(explanation_of("Only Tensors of floating point"))
     True
     """
+    why, fix, anomaly = _("Why:"), _("Fix:"), _("Anomaly mode:")
     parts = ['<div class="agl-explain">',
              f"<p><b>{esc(_title(e))}</b> &mdash; {esc(e.summary)}</p>",
-             f"<p><b>Why:</b> {esc(e.why)}</p>",
-             f'<p><b>Fix:</b></p><pre class="agl-fix">{esc(e.fix)}</pre>']
+             f"<p><b>{esc(why)}</b> {esc(e.why)}</p>",
+             f'<p><b>{esc(fix)}</b></p><pre class="agl-fix">{esc(e.fix)}</pre>']
     if e.anomaly is not None:
-        parts.append(f'<p><b>Anomaly mode:</b></p><pre class="agl-anomaly">'
+        parts.append(f'<p><b>{esc(anomaly)}</b></p><pre class="agl-anomaly">'
                      f'{esc(chr(10).join(anomaly_lines(e.anomaly)))}</pre>')
     if show_original:
-        parts.append(f'<p><b>PyTorch said ({esc(e.category)}):</b></p>'
+        said = _("PyTorch said ({category}):").format(category=e.category)
+        parts.append(f'<p><b>{esc(said)}</b></p>'
                      f'<pre class="agl-original">{esc(e.original)}</pre>')
     parts.append("</div>")
     return "".join(parts)

@@ -1,7 +1,9 @@
 """One builder per autograd error: from the message and the learner's context, the one-line summary,
 why it happened in terms of the graph (with the learner's names when known), and the fix as code.
 Most builders are a Told: the learner's name for one tensor put into three templates. KINDS lists
-(kind, how the message starts, builder); the first match wins."""
+(kind, how the message starts, builder); the first match wins. Every sentence is a whole template of
+the catalog (i18n): a part that varies (a node list, a shape) is a whole sentence of its own put
+into the template, never a fragment of one."""
 from __future__ import annotations
 
 import re
@@ -9,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..graph import FREED, saved_values, walk
+from ..i18n import N_, _
 from ..names import learner_tensors
 from . import context as c
 
@@ -26,7 +29,7 @@ def _failing_saves(root, needle: str, names) -> list[str]:
     """Titles of the nodes whose saved values are gone (needle is FREED) or raise an error that
     contains needle (a saved value changed in place since)."""
     labels, found = _labels(names), []
-    for node, _ in walk(root):
+    for node, _edge in walk(root):
         try:
             hit = saved_values(node)[1] and needle == FREED
         except RuntimeError as err:  # saved_values raises every error but "freed"
@@ -48,15 +51,41 @@ def _saves(t, needle: str, names) -> list[str]:
     return _failing_saves(t.grad_fn, needle, names) if t is not None and t.grad_fn else []
 
 
+def sentences(said: list[str]) -> str:
+    """Whole sentences one after the other, as the language writes them: a space between them in
+    English, none in Chinese (a sentence ends with 。).
+
+    >>> sentences(["It grows.", "Detach it."])
+    'It grows. Detach it.'
+    """
+    text = said[0]
+    for sentence in said[1:]:
+        # Translators: two whole sentences one after the other ("{before}{after}" in Chinese: no space)
+        text = _("{before} {after}").format(before=text, after=sentence)
+    return text
+
+
 def _listing(items) -> str:
-    return ", ".join(items[:4]) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
+    shown = ", ".join(items[:4])
+    if len(items) > 4:
+        return _("{nodes} and {count} more").format(nodes=shown, count=len(items) - 4)
+    return shown
+
+
+def _either(names) -> str:
+    """'a', 'a or b', 'a or b or c': the tensors it may be."""
+    said = names[0]
+    for name in names[1:]:
+        said = _("{first} or {second}").format(first=said, second=name)
+    return said
 
 
 @dataclass(frozen=True)
 class Told:
     """An error explained by putting the learner's name for one tensor into three texts: summary,
     why and fix are str.format templates over {name} (found by _named from default and attr) and
-    the words that words(msg, ctx, tensor) adds.
+    the words that words(msg, ctx, tensor, name) adds. The templates are marked N_ and translated
+    when an error is explained; words are already in the language of the moment.
 
     >>> from autograd_lab.explain.context import Context
     >>> gradient_shape("Mismatch in shape", Context("q.backward(g)"))[0]
@@ -72,35 +101,50 @@ class Told:
 
     def __call__(self, msg, ctx) -> tuple[str, str, str]:
         name, t = _named(ctx, self.default, self.attr)
-        words = {"name": name, **(self.words(msg, ctx, t) if self.words else {})}
-        return self.summary.format(**words), self.why.format(**words), self.fix.format(**words)
+        words = {"name": name, **(self.words(msg, ctx, t, name) if self.words else {})}
+        return _(self.summary).format(**words), _(self.why).format(**words), _(self.fix).format(**words)
 
 
-def _freed(msg, ctx, t) -> dict:
+def _freed(msg, ctx, t, name) -> dict:
     freed = _saves(t, FREED, ctx.names)
-    return {"where": f" ({_listing(freed)} had saved values for it)" if freed else ""}
+    if freed:
+        first = _("{name}'s graph was freed by the first `{name}.backward()`: to save memory, backward releases "
+                  "the values the graph's nodes saved ({nodes} had saved values for it).").format(
+                      name=name, nodes=_listing(freed))
+    else:
+        first = _("{name}'s graph was freed by the first `{name}.backward()`: to save memory, backward releases "
+                  "the values the graph's nodes saved.").format(name=name)
+    return {"first": first}
 
 
 backward_twice = Told(
-    "z", "backward ran a second time through {name}'s graph, whose saved values were already freed.",
-    "{name}'s graph was freed by the first `{name}.backward()`: to save memory, backward releases the values "
-    "the graph's nodes saved{where}. The second backward walks the same nodes and finds them gone. In a "
-    "training loop the same happens when a tensor (a hidden state, a running total) carries the previous "
-    "step's graph into the next step.",
-    "# usually: compute {name} again (a fresh forward builds a fresh graph), then\n{name}.backward()\n"
-    "# in a loop: detach what crosses from one step to the next, e.g.  h = h.detach()\n"
-    "# only if you truly need two backwards through one graph, keep it on the FIRST call:\n"
-    "{name}.backward(retain_graph=True)", words=_freed)
+    "z", N_("backward ran a second time through {name}'s graph, whose saved values were already freed."),
+    # Translators: {first} is a whole sentence: how the first backward freed the graph
+    N_("{first} The second backward walks the same nodes and finds them gone. In a training loop the same "
+       "happens when a tensor (a hidden state, a running total) carries the previous step's graph into the "
+       "next step."),
+    N_("# usually: compute {name} again (a fresh forward builds a fresh graph), then\n{name}.backward()\n"
+       "# in a loop: detach what crosses from one step to the next, e.g.  h = h.detach()\n"
+       "# only if you truly need two backwards through one graph, keep it on the FIRST call:\n"
+       "{name}.backward(retain_graph=True)"), words=_freed)
+
+
+def _size(msg, ctx, t, name) -> dict:
+    if t is not None:
+        return {"first": _("{name} has shape {shape} ({count} numbers).").format(
+            name=name, shape=tuple(t.shape), count=t.numel())}
+    return {"first": _("{name} holds several numbers.").format(name=name)}
+
 
 non_scalar = Told(
-    "z", "backward() needs a scalar, and {name} is not one.",
-    "{name}{shape}. backward() with no argument starts the graph with d{name}/d{name} = 1, which only exists "
-    "for a single number. For many outputs autograd needs the weight of each one: the gradient of which "
-    "scalar do you want?",
-    "{name}.sum().backward()\n# the same, with the weights given explicitly (one per element):\n"
-    "{name}.backward(torch.ones_like({name}))",
-    words=lambda msg, ctx, t: {"shape": f" has shape {tuple(t.shape)} ({t.numel()} numbers)" if t is not None
-                               else " holds several numbers"})
+    "z", N_("backward() needs a scalar, and {name} is not one."),
+    # Translators: {first} is a whole sentence: the shape of {name}
+    N_("{first} backward() with no argument starts the graph with d{name}/d{name} = 1, which only exists "
+       "for a single number. For many outputs autograd needs the weight of each one: the gradient of which "
+       "scalar do you want?"),
+    N_("{name}.sum().backward()\n# the same, with the weights given explicitly (one per element):\n"
+       "{name}.backward(torch.ones_like({name}))"),
+    words=_size)
 
 
 def inplace_modified(msg, ctx):
@@ -112,55 +156,66 @@ def inplace_modified(msg, ctx):
     hits = sorted(k for k, v in learner_tensors(ctx.names)
                   if (dims is None or tuple(v.shape) == dims) and v._version == now and v.is_floating_point())
     name = hits[0] if len(hits) == 1 else None
-    what = name or (" or ".join(hits) if hits else "a tensor")
-    made = f", made by {op.group(2).lower()}," if op else " (a leaf)"
+    what = name or (_either(hits) if hits else _("a tensor"))
     z, t = _named(ctx, "loss")
     savers = _saves(t, "modified by an inplace operation", ctx.names)
-    saver = f"{_listing(savers)} saved it" if savers else "a later operation saved it"
-    versions = f" (its version went from {version.group(2)} to {version.group(1)})" if version else ""
-    why = (f"{what}{made} was saved in the graph for the backward pass: {saver}. Then it was changed in "
-           f"place{versions}. Autograd checks each saved tensor's version and refuses a changed value, "
-           f"because the gradient computed from it would be wrong.")
+    saver = _("{nodes} saved it").format(nodes=_listing(savers)) if savers else _("a later operation saved it")
+    if op:
+        saved = _("{what}, made by {op}, was saved in the graph for the backward pass: {saver}.").format(
+            what=what, op=op.group(2).lower(), saver=saver)
+    else:
+        saved = _("{what} (a leaf) was saved in the graph for the backward pass: {saver}.").format(
+            what=what, saver=saver)
+    if version:
+        changed = _("Then it was changed in place (its version went from {before} to {now}).").format(
+            before=version.group(2), now=version.group(1))
+    else:
+        changed = _("Then it was changed in place.")
+    # Translators: {saved} and {changed} are whole sentences: where the tensor was saved, how it changed
+    why = _("{saved} {changed} Autograd checks each saved tensor's version and refuses a changed value, "
+            "because the gradient computed from it would be wrong.").format(saved=saved, changed=changed)
     target = name or "y"
-    fix = (f"# find the in-place line: anomaly mode names the forward operation that saved it\n"
-           f"with torch.autograd.detect_anomaly():\n    {z}.backward()\n"
-           f"# then make that change out of place (a new tensor), e.g.\n"
-           f"{target} = {target} + 1      # instead of {target} += 1 or {target}.add_(1)")
-    return f"{what} was changed in place after the graph saved it.", why, fix
+    fix = _("# find the in-place line: anomaly mode names the forward operation that saved it\n"
+            "with torch.autograd.detect_anomaly():\n    {loss}.backward()\n"
+            "# then make that change out of place (a new tensor), e.g.\n"
+            "{target} = {target} + 1      # instead of {target} += 1 or {target}.add_(1)").format(loss=z, target=target)
+    return _("{what} was changed in place after the graph saved it.").format(what=what), why, fix
 
 
 no_grad_fn = Told(
-    "z", "{name} is not part of any graph: nothing it came from requires grad.",
-    "{name} does not require grad, so it has no grad_fn: there is no graph to walk back. That happens when "
-    "none of the tensors {name} was computed from requires grad, when it was computed inside "
-    "torch.no_grad(), or from a .detach(), .item() or .numpy() copy.",
-    "# mark the inputs you want gradients for, before computing from them:\n"
-    "x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
-    "# or, on an existing tensor x:  x.requires_grad_()\n"
-    "# then compute {name} again from x and call {name}.backward()")
+    "z", N_("{name} is not part of any graph: nothing it came from requires grad."),
+    N_("{name} does not require grad, so it has no grad_fn: there is no graph to walk back. That happens when "
+       "none of the tensors {name} was computed from requires grad, when it was computed inside "
+       "torch.no_grad(), or from a .detach(), .item() or .numpy() copy."),
+    N_("# mark the inputs you want gradients for, before computing from them:\n"
+       "x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
+       "# or, on an existing tensor x:  x.requires_grad_()\n"
+       "# then compute {name} again from x and call {name}.backward()"))
 
 
 def leaf_inplace(msg, ctx):
-    w, code, _ = c.inplace_target(ctx.statement())
+    w, code, _view = c.inplace_target(ctx.statement())
     w, code = w or "w", code or "w -= 0.1 * w.grad"
     view = msg.lower().startswith("a view")
-    part = f"a part of {w} (a view)" if view else w
-    why = (f"{w} is a leaf that requires grad: autograd will put its gradient in {w}.grad, and the "
-           f"operations that used {w} may have saved its value. Changing {part} in place while autograd "
-           f"records would make those saved values lie, so PyTorch refuses.")
-    fix = (f"# an update autograd should not record (a weight step, an initialisation):\n"
-           f"with torch.no_grad():\n    {code}")
+    part = _("a part of {tensor} (a view)").format(tensor=w) if view else w
+    why = _("{tensor} is a leaf that requires grad: autograd will put its gradient in {tensor}.grad, and the "
+            "operations that used {tensor} may have saved its value. Changing {part} in place while autograd "
+            "records would make those saved values lie, so PyTorch refuses.").format(tensor=w, part=part)
+    fix = _("# an update autograd should not record (a weight step, an initialisation):\n"
+            "with torch.no_grad():\n    {code}").format(code=code)
     if w.isidentifier():
-        fix += (f"\n# or, to get a new value inside the graph, change a copy instead:\n"
-                f"{w}2 = {w}.clone()\n{c.rename_base(code, w, w + '2')}")
-    return f"{part} was changed in place, and {w} is a leaf that requires grad.", why, fix
+        fix += "\n" + _("# or, to get a new value inside the graph, change a copy instead:\n"
+                        "{copy} = {tensor}.clone()\n{changed}").format(
+                            copy=w + "2", tensor=w, changed=c.rename_base(code, w, w + "2"))
+    summary = _("{part} was changed in place, and {tensor} is a leaf that requires grad.").format(part=part, tensor=w)
+    return summary, why, fix
 
 
 numpy_requires_grad = Told(
-    "z", "numpy() refused {name} because it requires grad.",
-    "{name} requires grad: autograd tracks it. A NumPy array lives outside autograd, so PyTorch wants you to "
-    "step out of the graph first: .detach() gives a tensor with the same memory and no graph (on a GPU add "
-    ".cpu()).",
+    "z", N_("numpy() refused {name} because it requires grad."),
+    N_("{name} requires grad: autograd tracks it. A NumPy array lives outside autograd, so PyTorch wants you to "
+       "step out of the graph first: .detach() gives a tensor with the same memory and no graph (on a GPU add "
+       ".cpu())."),
     "{name}.detach().numpy()", attr="numpy")
 
 
@@ -170,45 +225,57 @@ def int_requires_grad(msg, ctx):
     owner = c.receiver(stmt, "requires_grad_")
     if fixed is None:
         fixed = f"{owner} = {owner}.float().requires_grad_()" if owner else \
-            "x = torch.tensor([1., 2., 3.], requires_grad=True)   # 1. not 1: floats"
-    why = ("A gradient says how the result changes when an input changes a tiny bit; whole numbers cannot "
-           "change a tiny bit, so only floating point (and complex) tensors can require grad. "
-           "torch.tensor([1, 2, 3]) makes int64 numbers.")
-    return "an integer tensor cannot require grad.", why, fixed
+            _("x = torch.tensor([1., 2., 3.], requires_grad=True)   # 1. not 1: floats")
+    why = _("A gradient says how the result changes when an input changes a tiny bit; whole numbers cannot "
+            "change a tiny bit, so only floating point (and complex) tensors can require grad. "
+            "torch.tensor([1, 2, 3]) makes int64 numbers.")
+    return _("an integer tensor cannot require grad."), why, fixed
+
+
+def _made(msg, ctx, t, name) -> dict:
+    if t is not None and t.grad_fn is not None:
+        return {"first": _("{name} is not a leaf (made by {node}): it is an intermediate result in the graph.").format(
+            name=name, node=t.grad_fn.name())}
+    return {"first": _("{name} is not a leaf: it is an intermediate result in the graph.").format(name=name)}
 
 
 nonleaf_grad = Told(
-    "y", "{name}.grad is None because {name} is not a leaf.",
-    "{name} is not a leaf{made}: it is an intermediate result in the graph. backward() keeps gradients only "
-    "in leaves (the tensors you created with requires_grad=True); a gradient passes through {name} on its "
-    "way and is dropped, so {name}.grad is None.",
-    "{name}.retain_grad()   # right after {name} is computed, before backward\n# ... backward ...\n{name}.grad",
-    attr="grad", words=lambda msg, ctx, t: {"made": f" (made by {t.grad_fn.name()})"
-                                            if t is not None and t.grad_fn is not None else ""})
+    "y", N_("{name}.grad is None because {name} is not a leaf."),
+    # Translators: {first} is a whole sentence: {name} is not a leaf
+    N_("{first} backward() keeps gradients only in leaves (the tensors you created with requires_grad=True); "
+       "a gradient passes through {name} on its way and is dropped, so {name}.grad is None."),
+    N_("{name}.retain_grad()   # right after {name} is computed, before backward\n# ... backward ...\n{name}.grad"),
+    attr="grad", words=_made)
 
 
-def _devices(msg, ctx, t) -> dict:
+def _devices(msg, ctx, t, name) -> dict:
     found = re.search(r"expected (?:device )?(\S+?)!? but got (\S+)", msg) or re.search(
         r"on device (\S+) is not on the expected device (\S+?)!", msg)
     want, got = (found.group(1), found.group(2)) if found and "expected device" in msg else \
-        ((found.group(2), found.group(1)) if found else ("one device", "another"))
+        ((found.group(2), found.group(1)) if found else (_("one device"), _("another")))
     fn = re.match(r"Function (\w+) returned", msg)
-    return {"want": want, "got": got, "who": f"{fn.group(1)} returned" if fn else "the gradient given to backward is"}
+    if fn:
+        first = _("{function} returned a tensor on {got}, but the tensor it belongs to lives on {want}.").format(
+            function=fn.group(1), got=got, want=want)
+    else:
+        first = _("the gradient given to backward is a tensor on {got}, but the tensor it belongs to lives on "
+                  "{want}.").format(got=got, want=want)
+    return {"want": want, "got": got, "first": first}
 
 
 device_mismatch = Told(
-    "z", "a gradient on {got} met a tensor on {want}.",
-    "{who} a tensor on {got}, but the tensor it belongs to lives on {want}. Every gradient must be on the "
-    "same device as its tensor, and autograd does not move them for you.",
-    "{name}.backward(torch.ones_like({name}))   # ones_like makes the gradient on {name}'s device\n"
-    "# or move a gradient you built:  g = g.to({name}.device)\n"
-    "# in a custom Function: save ctx.device = x.device in forward, return grad.to(ctx.device)",
+    "z", N_("a gradient on {got} met a tensor on {want}."),
+    # Translators: {first} is a whole sentence: which gradient is on which device
+    N_("{first} Every gradient must be on the same device as its tensor, and autograd does not move them for you."),
+    N_("{name}.backward(torch.ones_like({name}))   # ones_like makes the gradient on {name}'s device\n"
+       "# or move a gradient you built:  g = g.to({name}.device)\n"
+       "# in a custom Function: save ctx.device = x.device in forward, return grad.to(ctx.device)"),
     words=_devices)
 
 gradient_shape = Told(
-    "z", "the gradient given to {name}.backward() has the wrong shape.",
-    "the gradient passed to backward stands for d(result)/d{name}, so it must have {name}'s shape: one "
-    "weight per element of {name}.",
+    "z", N_("the gradient given to {name}.backward() has the wrong shape."),
+    N_("the gradient passed to backward stands for d(result)/d{name}, so it must have {name}'s shape: one "
+       "weight per element of {name}."),
     "{name}.backward(torch.ones_like({name}))")
 
 

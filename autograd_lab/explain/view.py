@@ -7,6 +7,7 @@ import warnings
 
 from ..display import ModelView, show
 from ..errors import LabInputError
+from ..i18n import _
 from . import faces
 from .anomaly import TRACEABLE, Rerun, run_under_anomaly
 from .context import compile_cell
@@ -136,8 +137,8 @@ def explain_errors(flag: bool = True, shell=None) -> None:
 
         shell = get_ipython()
     if shell is None:
-        raise LabInputError("explain_errors works inside IPython or Jupyter. In a script, use: "
-                            "except RuntimeError as err: print(autograd_lab.explain(err))")
+        raise LabInputError(_("explain_errors works inside IPython or Jupyter. In a script, use: "
+                              "except RuntimeError as err: print(autograd_lab.explain(err))"))
     if _installed.get("shell") is shell and getattr(shell, "CustomTB", None) is _installed.get("ours"):
         return  # already on: keep the learner's handler saved the first time
     _uninstall()

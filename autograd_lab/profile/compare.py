@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import LabInputError
+from ..explain.kinds import sentences
+from ..i18n import _
 from ..storage.copies import copies
 from ..tensors import shares_storage
 from . import measure as m
@@ -68,19 +70,23 @@ class Comparison:
         # gets a dense gradient as big as itself at every step, whatever the node count.
         least = min(r.grad_elements for r in self.rows)
         cut = [r.variant for r in self.rows if r.grad_elements == least and r.growth == 0]
-        words = f"Least backward work ({least:,} gradient elements per step, graph flat): {', '.join(cut)}."
+        said = [_("Least backward work ({elements} gradient elements per step, graph flat): {variants}.").format(
+            elements=f"{least:,}", variants=", ".join(cut))]
         heavy = [r for r in self.rows if r.grad_elements > least]
         if heavy:
             worst = max(heavy, key=lambda r: r.grad_elements)
-            words += (f" {worst.variant} computes {worst.grad_elements:,} gradient elements per step: "
-                      f"the data's own gradient is computed and written at every step.")
+            said.append(_("{variant} computes {elements} gradient elements per step: the data's own gradient is "
+                          "computed and written at every step.").format(
+                              variant=worst.variant, elements=f"{worst.grad_elements:,}"))
         copied = [r.variant for r in self.rows if not r.shares_storage and r.variant not in cut]
         if copied:
-            words += f" A copy alone does not cut the graph: {', '.join(copied)} still does more."
+            said.append(_("A copy alone does not cut the graph: {variants} still does more.").format(
+                variants=", ".join(copied)))
         shared = [r.variant for r in self.rows if r.shares_storage and r.variant in cut]
         if shared:
-            words += f" Sharing memory costs nothing: {', '.join(shared)} shares storage with the data."
-        return words
+            said.append(_("Sharing memory costs nothing: {variants} shares storage with the data.").format(
+                variants=", ".join(shared)))
+        return sentences(said)
 
     def __repr__(self) -> str:
         return f"Comparison({', '.join(r.variant for r in self.rows)}): {self.verdict}"
@@ -89,21 +95,23 @@ class Comparison:
 def _variant(spec, known: dict):
     if isinstance(spec, str):
         if spec not in known:
-            raise LabInputError(f"unknown variant {spec!r}. Use one of {', '.join(map(repr, known))}, "
-                                "or a pair like ('x * 1', lambda t: t * 1)")
+            raise LabInputError(_("unknown variant {given}. Use one of {known}, or a pair like "
+                                  "('x * 1', lambda t: t * 1)").format(
+                                      given=repr(spec), known=", ".join(map(repr, known))))
         return spec, known[spec]
     if isinstance(spec, tuple) and len(spec) == 2 and callable(spec[1]):
         return str(spec[0]), spec[1]
-    raise LabInputError(f"a variant is a name or a (name, function) pair, not {spec!r}. "
-                        "Type: variants=('as is', 'detach()')")
+    raise LabInputError(_("a variant is a name or a (name, function) pair, not {given}. "
+                          "Type: variants=('as is', 'detach()')").format(given=repr(spec)))
 
 
 def run_compare(step_fn, data, variants, steps: int, warmup: int) -> Comparison:
     if not isinstance(data, torch.Tensor):
-        raise LabInputError(f"compare_inputs needs the data as a tensor, not {type(data).__name__}. "
-                            "Type: compare_inputs(step, data)")
+        raise LabInputError(_("compare_inputs needs the data as a tensor, not {type}. "
+                              "Type: compare_inputs(step, data)").format(type=type(data).__name__))
     if steps < 1 or warmup < 0:
-        raise LabInputError("steps must be 1 or more and warmup 0 or more. Type: compare_inputs(step, data, steps=5)")
+        raise LabInputError(_("steps must be 1 or more and warmup 0 or more. "
+                              "Type: compare_inputs(step, data, steps=5)"))
     known = variants_for(data)
     specs = [_variant(v, known) for v in variants]
     return Comparison([_run_one(step_fn, data, name, fn, steps, warmup) for name, fn in specs])
@@ -121,8 +129,8 @@ def _run_one(step_fn, data, name, fn, steps, warmup) -> Row:
         loss, carry = out if isinstance(out, tuple) else (out, data)
         fwd = clock.lap()
         if not isinstance(loss, torch.Tensor):
-            raise LabInputError("the step must return the loss (a tensor with a grad_fn), or (loss, carry). "
-                                "Type: compare_inputs(lambda d: model(d).pow(2).mean(), data)")
+            raise LabInputError(_("the step must return the loss (a tensor with a grad_fn), or (loss, carry). "
+                                  "Type: compare_inputs(lambda d: model(d).pow(2).mean(), data)"))
         nodes = m.reachable(loss)  # empty when nothing in the step requires grad
         counts.append(len(nodes))
         leaves = m.leaves_of(nodes)

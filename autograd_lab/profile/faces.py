@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from ..format import table
+from ..fonts import figure_text
+from ..format import table, width
+from ..i18n import N_, _, ngettext
 from ..text import esc, html_table
 from .measure import median
-from ..fonts import figure_text
 
 
 def _ms(value: float) -> str:
@@ -17,48 +18,86 @@ def _ms(value: float) -> str:
 
 def _rows(prof):
     return [[f"{s.index}{'*' if s.warmup else ''}", str(s.nodes), str(s.input_nodes), ", ".join(s.carried) or "-",
-             _ms(s.forward_ms).rjust(10), _ms(s.backward_ms).rjust(10)] for s in prof.steps]
+             _ms(s.forward_ms).rjust(TIMES), _ms(s.backward_ms).rjust(TIMES)] for s in prof.steps]
 
 
-HEAD = ["step", "nodes", "from inputs", "carried in", "forward".rjust(10), "backward".rjust(10)]
+HEAD = [N_("step"), N_("nodes"), N_("from inputs"), N_("carried in"), N_("forward"), N_("backward")]
+TIMES = 10  # the width of a time column ('N.NN ms' right-aligned, header included)
+
+
+def _rjust(text: str, columns: int) -> str:
+    """text right-aligned to columns by display width (a Chinese character takes two)."""
+    return " " * max(0, columns - width(text)) + text
+
+
+def _head() -> list[str]:
+    """The step table's headers in the current language, the two time columns right-aligned."""
+    words = [_(h) for h in HEAD]
+    return words[:4] + [_rjust(h, TIMES) for h in words[4:]]
+
+
+# each verdict's kind in words, for the figure's title (the kinds are the names judge gives them)
+KIND_NAMES = {
+    "failed": N_("failed"),
+    "carried_history": N_("carried history"),
+    "data_requires_grad": N_("data requires grad"),
+    "data_history": N_("data history"),
+    "flat": N_("flat"),
+}
 
 
 def _facts(prof) -> list[str]:
     counts = prof.node_counts
     warm = sum(s.warmup for s in prof.steps)
     measured = len(prof.steps) - warm
-    how = "the step's own backward()" if prof.own_backward else f"backward(retain_graph={prof.retain_graph})"
-    lines = [f"backward profile: {measured} step{'s' if measured != 1 else ''} measured after "
-             f"{warm} warm-up (marked *), {how}{' on a GPU, synchronised' if prof.gpu else ''}"]
+    how = _("the step's own backward()") if prof.own_backward else f"backward(retain_graph={prof.retain_graph})"
+    if prof.gpu:
+        first = ngettext("backward profile: {count} step measured after {warm} warm-up (marked *), {how} on a "
+                         "GPU, synchronised",
+                         "backward profile: {count} steps measured after {warm} warm-up (marked *), {how} on a "
+                         "GPU, synchronised", measured)
+    else:
+        first = ngettext("backward profile: {count} step measured after {warm} warm-up (marked *), {how}",
+                         "backward profile: {count} steps measured after {warm} warm-up (marked *), {how}",
+                         measured)
+    lines = [first.format(count=measured, warm=warm, how=how)]
     if prof.budget is not None:
-        lines.append(f"stopped after {len(prof.steps)} of {prof.planned} steps: the time budget of "
-                     f"{prof.budget:g} s was used up (give a bigger budget to run them all)")
+        lines.append(_("stopped after {done} of {planned} steps: the time budget of {budget} s was used up "
+                       "(give a bigger budget to run them all)").format(
+                           done=len(prof.steps), planned=prof.planned, budget=f"{prof.budget:g}"))
     if counts:
-        grows = f"grows by {prof.growth:g} per step" if prof.growth else "flat"
-        lines.append(f"graph: {counts[0]} -> {counts[-1]} nodes ({grows})")
-    lines.append("carries history across steps: " + (", ".join(prof.carriers) or "nothing"))
-    lines.append("arrives with history: " + (", ".join(prof.history_in) or "nothing"))
-    lines.append("data that requires grad: " + (", ".join(f"{n} ({k} numbers)" for n, k in prof.data) or "none"))
+        if prof.growth:
+            lines.append(_("graph: {first} -> {last} nodes (grows by {growth} per step)").format(
+                first=counts[0], last=counts[-1], growth=f"{prof.growth:g}"))
+        else:
+            lines.append(_("graph: {first} -> {last} nodes (flat)").format(first=counts[0], last=counts[-1]))
+    nothing = _("nothing")
+    lines.append(_("carries history across steps: {names}").format(names=", ".join(prof.carriers) or nothing))
+    lines.append(_("arrives with history: {names}").format(names=", ".join(prof.history_in) or nothing))
+    data = ", ".join(_("{name} ({count} numbers)").format(name=n, count=k) for n, k in prof.data)
+    lines.append(_("data that requires grad: {data}").format(data=data or _("none")))
     return lines
 
 
 def _timing(prof) -> list[str]:
     timed = prof.timed
-    lines = [f"timing (steps {timed[0].index}-{timed[-1].index}): forward median "
-             f"{_ms(median(s.forward_ms for s in timed))}, backward median "
-             f"{_ms(median(s.backward_ms for s in timed))}, last backward {_ms(timed[-1].backward_ms)}"]
+    lines = [_("timing (steps {first}-{last}): forward median {forward}, backward median {backward}, "
+               "last backward {last_backward}").format(
+                   first=timed[0].index, last=timed[-1].index, forward=_ms(median(s.forward_ms for s in timed)),
+                   backward=_ms(median(s.backward_ms for s in timed)), last_backward=_ms(timed[-1].backward_ms))]
     if prof.without_data_ms is not None:
-        lines.append(f"last step: backward {_ms(timed[-1].backward_ms)}; without the data's gradient "
-                     f"{_ms(prof.without_data_ms)}")
+        lines.append(_("last step: backward {backward}; without the data's gradient {without}").format(
+            backward=_ms(timed[-1].backward_ms), without=_ms(prof.without_data_ms)))
     return lines
 
 
 def profile_text(prof) -> str:
     """The profile as plain text: facts, one row per step, timing, verdict and fix."""
-    out = _facts(prof) + ["", table(HEAD, _rows(prof)), ""]
+    out = _facts(prof) + ["", table(_head(), _rows(prof)), ""]
     if prof.steps:
         out += _timing(prof) + [""]
-    out += ["verdict: " + prof.verdict, "fix:"] + ["    " + line for line in prof.fix.splitlines()]
+    out += [_("verdict: {verdict}").format(verdict=prof.verdict), _("fix:")]
+    out += ["    " + line for line in prof.fix.splitlines()]
     return "\n".join(out)
 
 
@@ -66,10 +105,11 @@ def profile_html(prof) -> str:
     """The profile as HTML: the steps that carried history in are highlighted."""
     facts = "".join(f"<li>{esc(line)}</li>" for line in _facts(prof)[1:])
     timing = "".join(f"<li>{esc(line)}</li>" for line in (_timing(prof) if prof.steps else []))
+    verdict, fix = _("Verdict:"), _("Fix:")
     return (f'<div class="agl-profile"><p>{esc(_facts(prof)[0])}</p><ul>{facts}{timing}</ul>'
-            f"{html_table(HEAD, _rows(prof), highlight={i for i, s in enumerate(prof.steps) if s.carried})}"
-            f'<p class="agl-verdict"><b>Verdict:</b> {esc(prof.verdict)}</p>'
-            f'<p><b>Fix:</b></p><pre class="agl-fix">{esc(prof.fix)}</pre></div>')
+            f"{html_table(_head(), _rows(prof), highlight={i for i, s in enumerate(prof.steps) if s.carried})}"
+            f'<p class="agl-verdict"><b>{esc(verdict)}</b> {esc(prof.verdict)}</p>'
+            f'<p><b>{esc(fix)}</b></p><pre class="agl-fix">{esc(prof.fix)}</pre></div>')
 
 
 @figure_text
@@ -80,23 +120,28 @@ def profile_figure(prof) -> Figure:
     ax = fig.add_subplot(1, 1, 1)
     steps = [s.index for s in prof.steps]
     colors = ["#c9d6ea" if s.warmup else "#4c72b0" for s in prof.steps]
-    ax.bar(steps, [s.backward_ms for s in prof.steps], color=colors, label="backward (ms)")
-    ax.set_xlabel("step (pale: warm-up)")
-    ax.set_ylabel("backward time (ms)")
+    ax.bar(steps, [s.backward_ms for s in prof.steps], color=colors, label=_("backward (ms)"))
+    ax.set_xlabel(_("step (pale: warm-up)"))
+    ax.set_ylabel(_("backward time (ms)"))
     nodes = ax.twinx()
-    nodes.plot(steps, prof.node_counts, color="#dd8452", marker="o", label="nodes from the loss")
+    nodes.plot(steps, prof.node_counts, color="#dd8452", marker="o", label=_("nodes from the loss"))
     nodes.plot(steps, prof.input_node_counts, color="#55a868", marker=".", linestyle="--",
-               label="nodes from the inputs")
-    nodes.set_ylabel("graph nodes")
+               label=_("nodes from the inputs"))
+    nodes.set_ylabel(_("graph nodes"))
     nodes.set_ylim(bottom=0)
     nodes.legend(loc="upper left", fontsize=8)
-    ax.set_title(f"backward profile: {prof.kind.replace('_', ' ')}", fontsize=10)
+    kind = _(KIND_NAMES[prof.kind]) if prof.kind in KIND_NAMES else prof.kind.replace("_", " ")
+    ax.set_title(_("backward profile: {kind}").format(kind=kind), fontsize=10)
     fig.tight_layout()
     return fig
 
 
-COMPARE_HEAD = ["variant", "requires grad", "shares storage", "nodes", "growth/step", "grad elements",
-                "forward", "backward"]
+COMPARE_HEAD = [N_("variant"), N_("requires grad"), N_("shares storage"), N_("nodes"), N_("growth/step"),
+                N_("grad elements"), N_("forward"), N_("backward")]
+
+
+def _compare_head() -> list[str]:
+    return [_(h) for h in COMPARE_HEAD]
 
 
 def _compare_rows(comp) -> list[list[str]]:
@@ -107,10 +152,11 @@ def _compare_rows(comp) -> list[list[str]]:
 
 def comparison_text(comp) -> str:
     """One row per way of passing the data (times are medians over the timed steps), then the verdict."""
-    return table(COMPARE_HEAD, _compare_rows(comp)) + "\n" + comp.verdict
+    return table(_compare_head(), _compare_rows(comp)) + "\n" + comp.verdict
 
 
 def comparison_html(comp) -> str:
     """The comparison as an HTML table, the verdict under it."""
-    return (f'<div class="agl-compare">{html_table(COMPARE_HEAD, _compare_rows(comp))}'
-            f'<p class="agl-verdict"><b>Verdict:</b> {esc(comp.verdict)}</p></div>')
+    verdict = _("Verdict:")
+    return (f'<div class="agl-compare">{html_table(_compare_head(), _compare_rows(comp))}'
+            f'<p class="agl-verdict"><b>{esc(verdict)}</b> {esc(comp.verdict)}</p></div>')

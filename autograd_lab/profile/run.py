@@ -10,6 +10,7 @@ import time
 import torch
 
 from ..errors import LabInputError
+from ..i18n import _
 from ..names import learner_tensors
 from . import measure as m
 from .records import Profile, StepRecord
@@ -29,14 +30,17 @@ def check(steps, warmup, budget, how: str = "profile_backward(step, steps=20)") 
     """
     whole = all(isinstance(n, int) and not isinstance(n, bool) for n in (steps, warmup))
     if not whole or steps < 1 or warmup < 0:
-        raise LabInputError(f"steps must be 1 or more and warmup 0 or more (got steps={steps!r}, "
-                            f"warmup={warmup!r}). Type: {how.replace('steps=20', 'steps=20, warmup=2')}")
+        raise LabInputError(_("steps must be 1 or more and warmup 0 or more (got steps={steps}, warmup={warmup}). "
+                              "Type: {how}").format(steps=repr(steps), warmup=repr(warmup),
+                                                    how=how.replace("steps=20", "steps=20, warmup=2")))
     if steps + warmup > MAX_STEPS:
-        raise LabInputError(f"{steps + warmup} steps are more than the profiler runs (at most {MAX_STEPS}, "
-                            f"warm-up included); a few dozen show whether the graph grows. Type: {how}")
+        raise LabInputError(_("{total} steps are more than the profiler runs (at most {most}, warm-up included); "
+                              "a few dozen show whether the graph grows. Type: {how}").format(
+                                  total=steps + warmup, most=MAX_STEPS, how=how))
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
-        raise LabInputError(f"budget is the time the profiler may take, in seconds: a number above 0, "
-                            f"got {budget!r}. Type: {how.replace('steps=20', 'budget=60')}")
+        raise LabInputError(_("budget is the time the profiler may take, in seconds: a number above 0, got "
+                              "{budget}. Type: {how}").format(budget=repr(budget),
+                                                             how=how.replace("steps=20", "budget=60")))
 
 
 def profile_steps(step_fn, steps: int = 20, warmup: int = 2, *, watch=None, params=None,
@@ -54,8 +58,8 @@ def profile_steps(step_fn, steps: int = 20, warmup: int = 2, *, watch=None, para
     [3, 3, 3, 3]
     """
     if not callable(step_fn):
-        raise LabInputError("profile_backward needs a function that runs one step and returns the loss. "
-                            "Type: profile_backward(lambda: model(x).pow(2).mean(), steps=20)")
+        raise LabInputError(_("profile_backward needs a function that runs one step and returns the loss. "
+                              "Type: profile_backward(lambda: model(x).pow(2).mean(), steps=20)"))
     check(steps, warmup, budget)
     watch = watch or m.closure_watch(step_fn)
     prof = Profile([], retain_graph=retain_graph, anomaly=torch.is_anomaly_enabled(), planned=warmup + steps)
@@ -101,9 +105,13 @@ def _step(prof, step_fn, i, warm, seen, before, params, last) -> bool:
             prof.failed = str(own.error)
         return own.error is None
     if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
-        got = type(loss).__name__ + (" without a graph" if isinstance(loss, torch.Tensor) else "")
-        raise LabInputError(f"the step must end in the loss: a tensor with a grad_fn, got {got}. "
-                            "End the step with the loss, e.g. loss = (model(x) - y).pow(2).mean(); loss")
+        if isinstance(loss, torch.Tensor):
+            said = _("the step must end in the loss: a tensor with a grad_fn, got {type} without a graph. "
+                     "End the step with the loss, e.g. loss = (model(x) - y).pow(2).mean(); loss")
+        else:
+            said = _("the step must end in the loss: a tensor with a grad_fn, got {type}. "
+                     "End the step with the loss, e.g. loss = (model(x) - y).pow(2).mean(); loss")
+        raise LabInputError(said.format(type=type(loss).__name__))
     nodes = m.reachable(loss)
     record = _inputs(prof, seen, before, nodes, params)
     if last and prof.data:

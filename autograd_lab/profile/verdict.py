@@ -4,11 +4,15 @@ or nothing), the evidence in node counts, and the fix as code. Uses no timing, s
 from __future__ import annotations
 
 from ..explain.explanation import explanation_of
+from ..explain.kinds import sentences
+from ..i18n import _, ngettext
 
 
 def _names(names) -> str:
     names = list(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if len(names) == 1:
+        return names[0]
+    return _("{names} and {last}").format(names=", ".join(names[:-1]), last=names[-1])
 
 
 def _growth(prof) -> str:
@@ -25,7 +29,7 @@ def failure_fix(message: str) -> str:
     "# run one step by itself to read PyTorch's whole message"
     """
     explained = explanation_of(message, line="loss.backward()")
-    return explained.fix if explained.known else "# run one step by itself to read PyTorch's whole message"
+    return explained.fix if explained.known else _("# run one step by itself to read PyTorch's whole message")
 
 
 def judge(prof) -> None:
@@ -34,52 +38,57 @@ def judge(prof) -> None:
     first, last = (counts[0], counts[-1]) if counts else (0, 0)
     notes = []
     if prof.anomaly:
-        notes.append(" Anomaly detection is on, which slows every backward: "
-                     "torch.autograd.set_detect_anomaly(False) when you are done debugging.")
+        notes.append(_("Anomaly detection is on, which slows every backward: "
+                       "torch.autograd.set_detect_anomaly(False) when you are done debugging."))
     if prof.failed:
         step = len(prof.steps)
         prof.kind = "failed"
         first = prof.failed.split(". ")[0].rstrip(".")
-        prof.verdict = f"backward failed at step {step}: {first}."
+        # Translators: {message} is PyTorch's own message, which stays in English
+        verdict = _("backward failed at step {step}: {message}.").format(step=step, message=first)
         who = prof.carriers or [n for s in prof.steps for n in s.carried]
-        prof.fix = (f"{who[0]} = {who[0]}.detach()   # at the start of the step: keep the value, drop the history"
-                    if who else failure_fix(prof.failed))
+        prof.fix = (_("{name} = {name}.detach()   # at the start of the step: keep the value, drop the history"
+                      ).format(name=who[0]) if who else failure_fix(prof.failed))
     elif prof.growth > 0:
         prof.kind = "carried_history"
         if prof.carriers:
-            who = _names(prof.carriers)
-            verb = "carries" if len(prof.carriers) == 1 else "carry"
-            prof.verdict = (f"The graph grows by {_growth(prof)} nodes per step ({first} -> {last}): {who} "
-                            f"{verb} history from one step into the next, so every backward walks back "
-                            f"through all earlier steps and gets slower each step.")
+            verdict = ngettext(
+                "The graph grows by {growth} nodes per step ({first} -> {last}): {names} carries history from "
+                "one step into the next, so every backward walks back through all earlier steps and gets "
+                "slower each step.",
+                "The graph grows by {growth} nodes per step ({first} -> {last}): {names} carry history from "
+                "one step into the next, so every backward walks back through all earlier steps and gets "
+                "slower each step.", len(prof.carriers)).format(
+                    growth=_growth(prof), first=first, last=last, names=_names(prof.carriers))
             if prof.retain_graph and not prof.own_backward:
-                prof.verdict += (" (Without retain_graph=True, the second backward would fail with "
-                                 "'Trying to backward through the graph a second time'.)")
-            prof.fix = "\n".join(f"{n} = {n}.detach()   # at the start of the step: keep the value, drop the history"
-                                 for n in prof.carriers)
+                verdict = sentences([verdict, _("(Without retain_graph=True, the second backward would fail with "
+                                                "'Trying to backward through the graph a second time'.)")])
+            prof.fix = "\n".join(_("{name} = {name}.detach()   # at the start of the step: keep the value, drop "
+                                   "the history").format(name=n) for n in prof.carriers)
         else:
-            prof.verdict = (f"The graph grows by {_growth(prof)} nodes per step ({first} -> {last}), but none "
-                            f"of the variables the step reads carries it: look for state kept across steps "
-                            f"inside a model, a list or a dict, and detach it.")
-            prof.fix = "state = state.detach()   # wherever a value is kept from one step to the next"
+            verdict = _("The graph grows by {growth} nodes per step ({first} -> {last}), but none of the variables "
+                        "the step reads carries it: look for state kept across steps inside a model, a list or a "
+                        "dict, and detach it.").format(growth=_growth(prof), first=first, last=last)
+            prof.fix = _("state = state.detach()   # wherever a value is kept from one step to the next")
     elif prof.data:
         name, numel = prof.data[0]
         prof.kind = "data_requires_grad"
-        prof.verdict = (f"{name} requires grad ({numel} numbers), but it is no trained weight (not an "
-                        f"nn.Parameter, no optimizer updates it): every backward also computes a "
-                        f"gradient for all of {name}, however small the batch taken from it.")
-        prof.fix = f"{name} = {name}.detach()   # or create it without requires_grad=True"
+        verdict = _("{name} requires grad ({count} numbers), but it is no trained weight (not an nn.Parameter, no "
+                    "optimizer updates it): every backward also computes a gradient for all of {name}, however "
+                    "small the batch taken from it.").format(name=name, count=numel)
+        prof.fix = _("{name} = {name}.detach()   # or create it without requires_grad=True").format(name=name)
     elif prof.history_in:
         who = _names(prof.history_in)
         came = max(prof.input_node_counts)
         prof.kind = "data_history"
-        prof.verdict = (f"{who} arrives with a history of {came} of the {last} nodes (it was computed "
-                        f"from a parameter or a model output): every backward walks that history again "
-                        f"and sends gradients into whatever {who} came from.")
-        prof.fix = "\n".join(f"{n} = {n}.detach()   # before the step uses it" for n in prof.history_in)
+        verdict = _("{names} arrives with a history of {came} of the {last} nodes (it was computed from a "
+                    "parameter or a model output): every backward walks that history again and sends gradients "
+                    "into whatever {names} came from.").format(names=who, came=came, last=last)
+        prof.fix = "\n".join(_("{name} = {name}.detach()   # before the step uses it").format(name=n)
+                             for n in prof.history_in)
     else:
         prof.kind = "flat"
-        prof.verdict = (f"The graph is flat: {last} nodes every step, none of them brought in by the "
-                        f"inputs. Backward walks only this step's work.")
-        prof.fix = "# nothing to detach; first steps are slower (warm-up): judge the later ones"
-    prof.verdict += "".join(notes)
+        verdict = _("The graph is flat: {last} nodes every step, none of them brought in by the inputs. Backward "
+                    "walks only this step's work.").format(last=last)
+        prof.fix = _("# nothing to detach; first steps are slower (warm-up): judge the later ones")
+    prof.verdict = sentences([verdict, *notes])

@@ -6,6 +6,7 @@ import ast
 
 from ..display import WIDGET_MIME, ModelView, image_widget, live
 from ..errors import LabInputError
+from ..i18n import _
 from ..explain.context import compile_cell
 from . import faces
 from .compare import Comparison, run_compare
@@ -25,7 +26,7 @@ class ProfileView(ModelView):
         return faces.profile_figure(self.model) if self.model.steps else None
 
     def figure_title(self) -> str:
-        return "backward time and graph nodes per step"
+        return _("backward time and graph nodes per step")
 
     def build_widget(self):
         import ipywidgets as w
@@ -107,8 +108,8 @@ def profile_cell(shell, cell: str, steps: int = 20, warmup: int = 2, budget: flo
     body, expr = compile_cell(shell, cell, "backward_profile")
     tree = ast.parse(shell.transform_cell(cell))
     if expr is None and not _calls_backward(tree):
-        raise LabInputError("the cell must end in the loss, as an expression on its last line, e.g. "
-                            "loss = (model(x) - y).pow(2).mean() then a last line: loss")
+        raise LabInputError(_("the cell must end in the loss, as an expression on its last line, e.g. "
+                              "loss = (model(x) - y).pow(2).mean() then a last line: loss"))
     ns = shell.user_ns
     read = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
 
@@ -140,7 +141,7 @@ def _progress(total: int):
     import ipywidgets as w
     from IPython.display import display
 
-    bar = w.IntProgress(value=0, min=0, max=total, description="profiling")
+    bar = w.IntProgress(value=0, min=0, max=total, description=_("profiling"))
     bar.add_class("agl-profile-progress")
     # The widget alone, without its text/plain repr ("IntProgress(value=0, ...)"): a stored notebook
     # and a static viewer keep nothing of a bar that is closed once the profile is shown.
