@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import torch
 
 from ..graph import Graph, Node
+from ..i18n import _
 from ..names import learner_items, learner_tensors
 from ..tensors import same_memory, shares_storage
 
@@ -23,7 +24,7 @@ def frozen_parameters(names: Mapping | None) -> list[tuple[str, str, torch.nn.Pa
     learner's modules, once each, in their order.
 
     >>> layer = torch.nn.Linear(2, 1).requires_grad_(False)
-    >>> [p for _, p, _ in frozen_parameters({"layer": layer})]
+    >>> [p for _m, p, _p in frozen_parameters({"layer": layer})]
     ['layer.weight', 'layer.bias']
     """
     seen, out = set(), []
@@ -50,12 +51,12 @@ def frozen_in(graph: Graph, names: Mapping | None) -> list[str]:
     if not frozen:
         return []
     leaves = {id(n.leaf) for n in graph.leaves()}
-    owners = {module for module, _, _ in frozen
+    owners = {module for module, _label, _p in frozen
               if any(id(p) in leaves for p in _module(names, module).parameters())}
     saved = [v for n in graph.nodes if not n.is_accumulator
              for v in n.saved.values() if isinstance(v, torch.Tensor)]
-    owners |= {module for module, _, p in frozen if any(_is_param(v, p) for v in saved)}
-    return [label for module, label, _ in frozen if module in owners]
+    owners |= {module for module, _label, p in frozen if any(_is_param(v, p) for v in saved)}
+    return [label for module, label, _p in frozen if module in owners]
 
 
 def stop_reason(graph: Graph, node: Node, position: int, names: Mapping | None = None) -> str:
@@ -64,12 +65,12 @@ def stop_reason(graph: Graph, node: Node, position: int, names: Mapping | None =
     the graph's own reason."""
     cause = stop_cause(graph, node, position, names)
     if cause is None:
-        return "an input that does not require grad (a constant, a tensor without requires_grad, or a detach())"
+        return _("an input that does not require grad (a constant, a tensor without requires_grad, or a detach())")
     kind, who = cause
-    return {"frozen": f"{who}, a frozen parameter (requires_grad=False)",
-            "detach": f"a detach() of {who}: same memory, cut from the graph",
-            "tensor": f"{who}, which does not require grad",
-            "constant": f"the constant {who}"}[kind]
+    return {"frozen": _("{who}, a frozen parameter (requires_grad=False)"),
+            "detach": _("a detach() of {who}: same memory, cut from the graph"),
+            "tensor": _("{who}, which does not require grad"),
+            "constant": _("the constant {who}")}[kind].format(who=who)
 
 
 def stop_label(graph: Graph, node: Node, position: int, names: Mapping | None = None) -> str:
@@ -83,9 +84,10 @@ def stop_label(graph: Graph, node: Node, position: int, names: Mapping | None = 
     """
     cause = stop_cause(graph, node, position, names)
     if cause is None:
-        return "stop"
+        return _("stop")
     kind, who = cause
-    return {"frozen": f"stop: {who} (frozen)", "detach": f"stop: detach() of {who}"}.get(kind, f"stop: {who}")
+    return {"frozen": _("stop: {who} (frozen)"), "detach": _("stop: detach() of {who}")}.get(
+        kind, _("stop: {who}")).format(who=who)
 
 
 def stop_cause(graph: Graph, node: Node, position: int, names: Mapping | None = None) -> tuple[str, str] | None:
@@ -112,14 +114,14 @@ def constant_reason(graph: Graph, value: torch.Tensor, names: Mapping | None = N
     if cause is None:
         return None
     kind, who = cause
-    return {"detach": f"a detach() of {who}: same memory, cut from the graph",
-            "tensor": f"{who}, which does not require grad"}.get(kind, f"the constant {who}")
+    return {"detach": _("a detach() of {who}: same memory, cut from the graph"),
+            "tensor": _("{who}, which does not require grad")}.get(kind, _("the constant {who}")).format(who=who)
 
 
 def constant_cause(graph: Graph, value: torch.Tensor, names: Mapping | None = None) -> tuple[str, str] | None:
     for leaf in graph.leaves():
         if leaf.leaf is not None and same_memory(leaf.leaf, value):
-            return "detach", leaf.label or "a leaf"
+            return "detach", leaf.label or _("a leaf")
     for name, candidate in learner_tensors(names):
         if same_memory(candidate, value):
             # the learner's tensor is in a graph; the saved one is not
@@ -148,7 +150,7 @@ def input_names(node: Node) -> tuple[str, ...] | None:
     names = _schema_inputs(node.name, len(node.next))
     if names is None:
         return None
-    for position, (child, _) in enumerate(node.next):
+    for position, (child, _nr) in enumerate(node.next):
         value = node.saved.get(names[position])
         if isinstance(value, torch.Tensor) and value.requires_grad != (child is not None):
             return None
@@ -181,7 +183,7 @@ def _read_schema(node_name: str, count: int) -> tuple[str, ...] | None:
 
 
 def _frozen(value: torch.Tensor, names: Mapping | None) -> tuple[str, str] | None:
-    for _, label, p in frozen_parameters(names):
+    for _module_name, label, p in frozen_parameters(names):
         if _is_param(value, p):
             return "frozen", label
     return None

@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from ..graph import Graph, Node
-from .draw_labels import FONT, clip, node_lines, points, stop_words
+from ..i18n import _
+from .draw_labels import FONT, STOPS_DRAWN, clip, node_lines, points, stop_words
 from .png_bands import BandedPng
 from ..fonts import figure_text
 
@@ -42,7 +43,7 @@ class Layout:
         self.graph = graph
         row = {graph.root: 0}
         for node in graph.topological():
-            for child, _ in node.next:
+            for child, _nr in node.next:
                 if child is not None:
                     row[child] = max(row.get(child, 0), row[node] + 1)
         self.row = row
@@ -56,7 +57,7 @@ class Layout:
         seen, queue = {start}, deque([start])
         while queue and len(seen) < limit:
             node = queue.popleft()
-            for other in [c for c, _ in node.next if c is not None] + node.consumers:
+            for other in [c for c, _nr in node.next if c is not None] + node.consumers:
                 if other not in seen and len(seen) < limit:
                     seen.add(other)
                     queue.append(other)
@@ -116,7 +117,7 @@ class Drawing:
         edges, heads = [], []
         for node in shown:
             x, y = pos[node]
-            for child, _ in node.next:
+            for child, _nr in node.next:
                 if child in self.members:
                     cx, cy = pos[child]
                     edges.append([(x, y - half), (cx, cy + half + 0.02)])
@@ -144,20 +145,23 @@ class Drawing:
     def _stops(self, ax, labels: dict, font: float) -> None:
         """The dotted 'stop' marks of inputs that need no gradient, with what cut each when known.
         A node's stops fan out downward, so their labels do not overwrite one another."""
-        stops, words = [], []
+        stops, words, cuts = [], [], []
+        plain = _("stop")
         for node in self.nodes:
             x, y = self._pos[node]
-            for k, text in enumerate(stop_words(node, labels)):
+            counted = len(node.stops) > STOPS_DRAWN  # the last label counts the rest
+            found = stop_words(node, labels)
+            for k, text in enumerate(found):
                 stops.append([(x, y - self.half), (x + 0.3, y - self.half - (0.2 + FAN * k) / self.row)])
                 words.append(text)
+                cuts.append(text != plain and not (counted and k == len(found) - 1))
         if not stops:
             return
         ax.add_collection(LineCollection(stops, colors="#bbbbbb", linewidths=0.8, linestyles=":"))
         ax.scatter([s[1][0] for s in stops], [s[1][1] for s in stops], marker="x", s=16, color="#999999", zorder=2)
         if not self.labelled:
             return
-        for (_, end), text in zip(stops, words, strict=True):
-            cut = text != "stop" and not text.startswith("and ")
+        for (_start, end), text, cut in zip(stops, words, cuts, strict=True):
             ax.text(end[0] + 0.06, end[1] + 0.02, text, fontsize=font * 0.8, color="#a61c00" if cut else "#888888",
                     ha="left", va="center", zorder=6,
                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5} if cut else None)
@@ -166,9 +170,9 @@ class Drawing:
         first = [title] if title else []
         total = len(layout.graph.nodes)
         if len(self.nodes) < total:
-            first.append(f"(showing {len(self.nodes)} of {total} nodes)")
+            first.append(_("(showing {shown} of {total} nodes)").format(shown=len(self.nodes), total=total))
         if not self.labelled:
-            first.append("(too many nodes for readable labels: %backward shows them a few at a time)")
+            first.append(_("(too many nodes for readable labels: %backward shows them a few at a time)"))
         lines = ["  ".join(first), *notes] if first else list(notes)
         if lines:
             height = self.figure.get_size_inches()[1]

@@ -7,7 +7,9 @@ from functools import lru_cache
 
 from matplotlib.textpath import TextPath
 
+from ..format import width as columns
 from ..graph import Node
+from ..i18n import _
 
 # Node names in points. PNGs are made at 80 dpi and shown one pixel per CSS pixel, so 13 points are
 # 14.4 px: as large as the body text of JupyterLab and Notebook 7 (14 px).
@@ -51,11 +53,24 @@ def points(line: str) -> float:
 def stop_words(node: Node, labels: dict) -> list[str]:
     """What is written at each of a node's stops: at most STOPS_DRAWN, the last one counting the rest."""
     positions = node.stops
-    words = [labels.get((node, p), "stop") for p in positions[:STOPS_DRAWN]]
+    plain = _("stop")
+    words = [labels.get((node, p), plain) for p in positions[:STOPS_DRAWN]]
     if len(positions) > STOPS_DRAWN:
-        words[-1] = f"and {len(positions) - STOPS_DRAWN + 1} more stops"
+        words[-1] = _("and {count} more stops").format(count=len(positions) - STOPS_DRAWN + 1)
     return words
 
 
 def clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."
+    """text cut to width columns, ending in '...' when cut (a Chinese character takes two columns).
+
+    >>> clip("abcdefgh", 6), clip("梯度梯度梯度", 8)
+    ('abc...', '梯度...')
+    """
+    if columns(text) <= width:
+        return text
+    kept = ""
+    for char in text:
+        if columns(kept + char) > width - 3:
+            break
+        kept += char
+    return kept + "..."

@@ -7,6 +7,7 @@ import torch
 
 from ..graph import label_of
 from ..format import fmt as _fmt, table
+from ..i18n import N_, _, ngettext
 from ..text import esc, html_table
 from .recompute import recomputations
 from .rules import learner_function
@@ -20,19 +21,20 @@ ROWS, HEAD, WINDOW, TAIL, PARTS, LINE = 60, 10, 10, 10, 8, 2000
 def fmt(value) -> str:
     """format.fmt, also for tensors whose values cannot be read as a list (sparse, meta)."""
     if isinstance(value, torch.Tensor):
-        shape = "x".join(str(s) for s in value.shape) or "scalar"
+        shape = "x".join(str(s) for s in value.shape) or _("scalar")
         dtype = str(value.dtype).replace("torch.", "")
         if value.device.type == "meta":
-            return f"<{shape} {dtype} on meta: no values>"
+            return "<" + _("{shape} {dtype} on meta: no values").format(shape=shape, dtype=dtype) + ">"
         if value.layout != torch.strided:
             if value.numel() > 8:
-                return f"<{shape} sparse {dtype}, {value._nnz()} stored values>"
-            return "sparse " + _fmt(value.detach().to_dense())
+                return "<" + _("{shape} sparse {dtype}, {count} stored values").format(
+                    shape=shape, dtype=dtype, count=value._nnz()) + ">"
+            return _("sparse {values}").format(values=_fmt(value.detach().to_dense()))
     return _fmt(value)
 
 
 def first_few(parts: list[str], count: int = PARTS) -> list[str]:
-    return parts if len(parts) <= count else parts[:count] + [f"and {len(parts) - count} more"]
+    return parts if len(parts) <= count else parts[:count] + [_("and {count} more").format(count=len(parts) - count)]
 
 
 def name_of_saved(trace: Trace):
@@ -42,18 +44,19 @@ def name_of_saved(trace: Trace):
 def sent_on(step: Step) -> str:
     """What the step sends on, as one line: 'y: [..]', or the leaf's .grad before -> after."""
     if step.node.is_accumulator:
-        leaf = step.node.label or "leaf"
+        leaf = step.node.label or _("leaf")
         return f"{leaf}.grad: {fmt(step.grad_before)} -> {fmt(step.grad_after)}"
     parts = []
-    for (child, _), g in zip(step.node.next[:PARTS], step.grad_inputs, strict=False):  # PARTS of them
-        parts.append("stop" if child is None else f"{fmt(g)} -> {child.label or child.name}")
+    for (child, _nr), g in zip(step.node.next[:PARTS], step.grad_inputs, strict=False):  # PARTS of them
+        parts.append(_("stop") if child is None else f"{fmt(g)} -> {child.label or child.name}")
     more = len(step.node.next) - PARTS
-    return "; ".join(parts + ([f"and {more} more"] if more > 0 else []))
+    return "; ".join(parts + ([_("and {count} more").format(count=more)] if more > 0 else []))
 
 
 def arriving(step: Step) -> str:
     more = len(step.grad_outputs) - PARTS
-    return "; ".join([fmt(g) for g in step.grad_outputs[:PARTS]] + ([f"and {more} more"] if more > 0 else []))
+    return "; ".join([fmt(g) for g in step.grad_outputs[:PARTS]]
+                     + ([_("and {count} more").format(count=more)] if more > 0 else []))
 
 
 def walk_rows(trace: Trace, shown: int, first: int = 0):
@@ -69,9 +72,9 @@ def step_title(step: Step) -> str:
     which a checkpoint's forward ran again."""
     marks = []
     if learner_function(step.node) is not None:
-        marks.append("your backward")
+        marks.append(_("your backward"))
     if step.trace is not None and step.index in recomputations(step.trace):
-        marks.append("recomputed here")
+        marks.append(_("recomputed here"))
     return step.node.title + "".join(f" [{m}]" for m in marks)
 
 
@@ -81,13 +84,14 @@ def own_backward_line(trace: Trace) -> str | None:
     for step in trace.steps:
         cls = learner_function(step.node)
         if cls is not None:
-            found.setdefault(f"{step.node.title} is {cls.__name__}.backward", []).append(step.index + 1)
+            found.setdefault(_("{node} is {function}.backward").format(node=step.node.title, function=cls.__name__),
+                             []).append(step.index + 1)
     if not found:
         return None
-    parts = [f"{what} (step{'s' if len(at) > 1 else ''} {', '.join(first_few([str(i) for i in at], 5))})"
-             for what, at in found.items()]
-    return ("your backward: " + "; ".join(first_few(parts)) + ". The engine called it with the gradient "
-            "arriving and sent on what it returned (your torch.autograd.Function is one node)")
+    parts = [ngettext("{what} (step {steps})", "{what} (steps {steps})", len(at)).format(
+        what=what, steps=", ".join(first_few([str(i) for i in at], 5))) for what, at in found.items()]
+    return _("your backward: {parts}. The engine called it with the gradient arriving and sent on what it "
+             "returned (your torch.autograd.Function is one node)").format(parts="; ".join(first_few(parts)))
 
 
 def recompute_line(trace: Trace) -> str | None:
@@ -95,11 +99,11 @@ def recompute_line(trace: Trace) -> str | None:
     found = sorted(recomputations(trace).values(), key=lambda r: r.index)
     if not found:
         return None
-    at = first_few([f"step {r.index + 1} ({trace.steps[r.index].node.title}) ran the forward of {r.which}"
-                 for r in found])
-    return ("recomputed here: " + "; ".join(at) + ". torch.utils.checkpoint(use_reentrant=False) kept no "
-            "values of that forward; the first node to unpack one ran the forward again through saved-tensor "
-            "hooks, which adds no nodes to the graph")
+    at = first_few([_("step {number} ({node}) ran the forward of {which}").format(
+        number=r.index + 1, node=trace.steps[r.index].node.title, which=r.which) for r in found])
+    return _("recomputed here: {steps}. torch.utils.checkpoint(use_reentrant=False) kept no values of that "
+             "forward; the first node to unpack one ran the forward again through saved-tensor hooks, which "
+             "adds no nodes to the graph").format(steps="; ".join(at))
 
 
 def _window(trace: Trace, shown: int, index: int):
@@ -113,7 +117,7 @@ def _window(trace: Trace, shown: int, index: int):
     rows, current, last = [], None, -1
     for i in sorted(keep):
         if i != last + 1:
-            rows.append(["...", f"({i - last - 1} steps not shown)", "", ""])
+            rows.append(["...", _("({count} steps not shown)").format(count=i - last - 1), "", ""])
         if i == index - 1:
             current = len(rows)
         rows.append(_row(trace.steps[i]))
@@ -124,9 +128,9 @@ def _window(trace: Trace, shown: int, index: int):
 def _rest_note(trace: Trace, shown: int) -> str | None:
     if shown <= ROWS:
         return None
-    return (f"(a long walk: shown are its beginning, the steps around the current one and its end; "
-            f"every one of the {shown} steps is in stepper.trace.steps, e.g. stepper.trace.steps[{shown // 2}], "
-            f"and stepper.goto(k) moves the window)")
+    return _("(a long walk: shown are its beginning, the steps around the current one and its end; every one "
+             "of the {count} steps is in stepper.trace.steps, e.g. stepper.trace.steps[{middle}], and "
+             "stepper.goto(k) moves the window)").format(count=shown, middle=shown // 2)
 
 
 def hooks_line(trace: Trace) -> str | None:
@@ -136,11 +140,16 @@ def hooks_line(trace: Trace) -> str | None:
     seen: dict = {}
     for _node, what in trace.hooks_ran:
         seen[what] = seen.get(what, 0) + 1
-    parts = [what + (f" ({n} times)" if n > 1 else "") for what, n in seen.items()]
-    return "your hooks ran, as in backward(): " + "; ".join(first_few(parts))
+    parts = [_("{hook} ({count} times)").format(hook=what, count=n) if n > 1 else what for what, n in seen.items()]
+    return _("your hooks ran, as in backward(): {hooks}").format(hooks="; ".join(first_few(parts)))
 
 
-HEADERS = ["#", "node", "gradient arriving (grad_outputs)", "sent on (grad_inputs)"]
+HEADERS = ["#", N_("node"), N_("gradient arriving (grad_outputs)"), N_("sent on (grad_inputs)")]
+
+
+def headers() -> list[str]:
+    """The walk's column headers in the current language."""
+    return [HEADERS[0]] + [_(h) for h in HEADERS[1:]]
 
 
 def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = None) -> str:
@@ -149,17 +158,20 @@ def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = Non
     shown = len(trace.steps) if hide_after is None else hide_after
     lines = [title]
     rows, current = _window(trace, shown, index)
-    lines.append(table(HEADERS, rows, marks={current: ">"} if current is not None else {}))
+    lines.append(table(headers(), rows, marks={current: ">"} if current is not None else {}))
     note = _rest_note(trace, shown)
     if note:
         lines.append(note)
     if shown < len(trace.steps):
-        lines.append(f"({len(trace.steps) - shown} more steps to predict)")
+        lines.append(_("({count} more steps to predict)").format(count=len(trace.steps) - shown))
     leaves = [s for s in trace.steps if s.node.is_accumulator]
     if hide_after is None and leaves:
-        named = [f"{s.node.label or 'leaf ' + str(s.node.id)}: {fmt(s.grad_outputs[0])}" for s in leaves[:20]]
-        lines.append("gradients for the leaves: " + "; ".join(named) + (
-            f"; and {len(leaves) - 20} more (trace.grad(leaf) gives each)" if len(leaves) > 20 else ""))
+        named = "; ".join((s.node.label or _("leaf {id}").format(id=s.node.id)) + ": " + fmt(s.grad_outputs[0])
+                          for s in leaves[:20])
+        if len(leaves) > 20:
+            named = _("{leaves}; and {count} more (trace.grad(leaf) gives each)").format(
+                leaves=named, count=len(leaves) - 20)
+        lines.append(_("gradients for the leaves: {leaves}").format(leaves=named))
     for extra in (own_backward_line(trace), recompute_line(trace), hooks_line(trace), meta_line(trace)):
         if extra:
             lines.append(extra)
@@ -169,20 +181,20 @@ def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = Non
 def meta_line(trace: Trace) -> str | None:
     if trace.output.device.type != "meta":
         return None
-    return ("a graph on the meta device: its tensors have shapes and dtypes but no values, so the "
-            "walk shows the engine's order and the shapes it sent on, not numbers")
+    return _("a graph on the meta device: its tensors have shapes and dtypes but no values, so the walk shows "
+             "the engine's order and the shapes it sent on, not numbers")
 
 
 def walk_html(trace: Trace, title: str, index: int, hide_after: int | None = None) -> str:
     shown = len(trace.steps) if hide_after is None else hide_after
     rows, current = _window(trace, shown, index)
-    html = html_table(HEADERS, rows, caption=title, highlight={current} if current is not None else set())
+    html = html_table(headers(), rows, caption=title, highlight={current} if current is not None else set())
     for extra in (_rest_note(trace, shown), own_backward_line(trace), recompute_line(trace), hooks_line(trace),
                   meta_line(trace)):
         if extra:
             html += f"<p>{esc(extra)}</p>"
     if shown < len(trace.steps):
-        html += f"<p>({len(trace.steps) - shown} more steps to predict)</p>"
+        html += "<p>" + esc(_("({count} more steps to predict)").format(count=len(trace.steps) - shown)) + "</p>"
     return html
 
 
@@ -192,12 +204,15 @@ def recent_html(trace: Trace, index: int, count: int = 8) -> str:
         return ""
     first = max(0, index - count)
     n = len(trace.steps)
-    caption = f"steps {first + 1} to {index} of {n}" if first else f"steps so far ({index} of {n})"
-    return html_table(HEADERS, walk_rows(trace, index, first), caption=caption, highlight={index - first - 1})
+    caption = (_("steps {first} to {last} of {count}").format(first=first + 1, last=index, count=n) if first
+               else _("steps so far ({last} of {count})").format(last=index, count=n))
+    return html_table(headers(), walk_rows(trace, index, first), caption=caption, highlight={index - first - 1})
 
 
 def applied_text(trace: Trace, named: int = 20) -> str:
     """The line a stepper adds once its backward was applied (.grad written)."""
-    leaves = [s.node.label or "leaf" for s in trace.steps if s.node.is_accumulator]
-    more = f" and {len(leaves) - named} more" if len(leaves) > named else ""
-    return f"applied: .grad accumulated for {', '.join(leaves[:named])}{more}, as backward() does"
+    leaves = [s.node.label or _("leaf") for s in trace.steps if s.node.is_accumulator]
+    if len(leaves) > named:
+        return _("applied: .grad accumulated for {leaves} and {count} more, as backward() does").format(
+            leaves=", ".join(leaves[:named]), count=len(leaves) - named)
+    return _("applied: .grad accumulated for {leaves}, as backward() does").format(leaves=", ".join(leaves))

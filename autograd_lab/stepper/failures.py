@@ -10,6 +10,7 @@ import torch
 from ..errors import LabInputError
 from ..format import message as one_line
 from ..graph import FREED, Graph, freed_message, walk
+from ..i18n import _
 from ..names import learner_tensors
 
 REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
@@ -23,45 +24,46 @@ def check_input(output, gradient, what: str = "the output"):
     """Refuse what backward() would refuse, with a message that teaches; returns the gradient."""
     code = code_for(what)
     if not isinstance(output, torch.Tensor):
-        raise TraceError(
-            f"{what} is a {type(output).__name__}, not a tensor. Pass the tensor you would call "
-            f".backward() on, e.g. z = (x ** 2).mean(), then %backward z.")
+        raise TraceError(_(
+            "{what} is a {kind}, not a tensor. Pass the tensor you would call .backward() on, e.g. "
+            "z = (x ** 2).mean(), then %backward z.").format(what=what, kind=type(output).__name__))
     if output.grad_fn is None and not (output.is_floating_point() or output.is_complex()):
-        raise TraceError(
-            f"{what} has dtype {str(output.dtype).replace('torch.', '')}: an integer (or bool) result, "
-            f"such as argmax, argmin, a comparison or a count, has no gradient, because a small change "
-            f"of the input does not change it smoothly. Step through a floating-point result instead, "
-            f"e.g. the value at that place: x.max() rather than x.argmax().")
+        raise TraceError(_(
+            "{what} has dtype {dtype}: an integer (or bool) result, such as argmax, argmin, a comparison or a "
+            "count, has no gradient, because a small change of the input does not change it smoothly. Step "
+            "through a floating-point result instead, e.g. the value at that place: x.max() rather than "
+            "x.argmax().").format(what=what, dtype=str(output.dtype).replace("torch.", "")))
     if output.grad_fn is None:
         if output.requires_grad:
-            raise TraceError(
-                f"{what} is a leaf tensor (you created it, with requires_grad=True): backward() on "
-                f"it only sets {code}.grad, there is no graph to step through. Step through a result "
-                f"computed from it, e.g. %backward ({what} ** 2).sum()")
-        raise TraceError(
-            f"{what} has no grad_fn, so autograd recorded no graph for it. Either none of its "
-            f"inputs has requires_grad=True, or it was computed under torch.no_grad(), or it comes "
-            f"from .detach(). Create the input with requires_grad=True, e.g. "
-            f"x = torch.tensor([1., 2., 3.], requires_grad=True), and compute {what} again.")
+            raise TraceError(_(
+                "{what} is a leaf tensor (you created it, with requires_grad=True): backward() on it only sets "
+                "{code}.grad, there is no graph to step through. Step through a result computed from it, e.g. "
+                "%backward ({what} ** 2).sum()").format(what=what, code=code))
+        raise TraceError(_(
+            "{what} has no grad_fn, so autograd recorded no graph for it. Either none of its inputs has "
+            "requires_grad=True, or it was computed under torch.no_grad(), or it comes from .detach(). Create "
+            "the input with requires_grad=True, e.g. x = torch.tensor([1., 2., 3.], requires_grad=True), and "
+            "compute {what} again.").format(what=what))
     if gradient is None:
         if output.numel() != 1:
-            raise TraceError(
-                f"{what} has shape {tuple(output.shape)}, and backward() can only start by itself "
-                f"from a single number. Reduce it first: %backward {code}.sum() (or .mean()), or "
-                f"give the starting gradient: %backward {what} --gradient torch.ones_like({what})")
+            raise TraceError(_(
+                "{what} has shape {shape}, and backward() can only start by itself from a single number. "
+                "Reduce it first: %backward {code}.sum() (or .mean()), or give the starting gradient: "
+                "%backward {what} --gradient torch.ones_like({what})").format(
+                what=what, shape=tuple(output.shape), code=code))
         return None
     if not isinstance(gradient, torch.Tensor):
         try:
             gradient = torch.as_tensor(gradient, dtype=output.dtype, device=output.device)
         except (TypeError, ValueError, RuntimeError):
-            raise TraceError(
-                f"the gradient must be a tensor shaped like {what}, got {type(gradient).__name__}. "
-                f"Try gradient=torch.ones_like({what}).") from None
+            raise TraceError(_(
+                "the gradient must be a tensor shaped like {what}, got {kind}. Try "
+                "gradient=torch.ones_like({what}).").format(what=what, kind=type(gradient).__name__)) from None
     if gradient.shape != output.shape:
-        raise TraceError(
-            f"the gradient has shape {tuple(gradient.shape)} but {what} has shape "
-            f"{tuple(output.shape)}: they must match, one number per element of {what}. "
-            f"Try gradient=torch.ones_like({what}).")
+        raise TraceError(_(
+            "the gradient has shape {given} but {what} has shape {shape}: they must match, one number per "
+            "element of {what}. Try gradient=torch.ones_like({what}).").format(
+            given=tuple(gradient.shape), what=what, shape=tuple(output.shape)))
     wrong = typed_gradient(output, gradient, what)
     if wrong:
         raise TraceError(wrong)
@@ -75,17 +77,17 @@ def code_for(what: str) -> str:
     >>> code_for("y"), code_for("model.out"), code_for("y * 2")
     ('y', 'model.out', '(y * 2)')
     """
-    if what == "the output":
+    if what in ("the output", _("the output")):  # the name trace() gives an unnamed output
         return "output"
     return what if re.fullmatch(r"[A-Za-z_][\w.]*(\([^()\s]*\))*", what) else f"({what})"
 
 
 def reentrant_checkpoint(what: str) -> str:
-    return (f"{what} goes through torch.utils.checkpoint(..., use_reentrant=True), which runs a second "
-            f"backward of its own inside the first one: the lab cannot record that nested backward "
-            f"faithfully, and it would write .grad of the checkpointed layer's parameters. Checkpoint "
-            f"with use_reentrant=False instead (PyTorch recommends it): "
-            f"checkpoint(fn, x, use_reentrant=False), then compute {what} again and step through it.")
+    return _("{what} goes through torch.utils.checkpoint(..., use_reentrant=True), which runs a second backward "
+             "of its own inside the first one: the lab cannot record that nested backward faithfully, and it "
+             "would write .grad of the checkpointed layer's parameters. Checkpoint with use_reentrant=False "
+             "instead (PyTorch recommends it): checkpoint(fn, x, use_reentrant=False), then compute {what} again "
+             "and step through it.").format(what=what)
 
 
 def freed(what: str, graph: Graph, names=None) -> str:
@@ -97,12 +99,12 @@ def freed(what: str, graph: Graph, names=None) -> str:
     if other is None:
         return freed_message(what)
     name, start = other
-    where = f"{start.label}" if start.label else f"the tensor made by {start.name}"
-    return (f"{what}'s graph shares its part from {where} on with {name}, and a backward() of {name} "
-            f"already went through it and freed the values it saved. Re-running the cell of {what} "
-            f"alone would fail again: compute {where} again (re-run the cell that made it and the "
-            f"cells after it, up to {what}); or call the first backward as "
-            f"{name}.backward(retain_graph=True), which keeps the saved values alive.")
+    where = f"{start.label}" if start.label else _("the tensor made by {node}").format(node=start.name)
+    return _("{what}'s graph shares its part from {where} on with {name}, and a backward() of {name} already "
+             "went through it and freed the values it saved. Re-running the cell of {what} alone would fail "
+             "again: compute {where} again (re-run the cell that made it and the cells after it, up to {what}); "
+             "or call the first backward as {name}.backward(retain_graph=True), which keeps the saved values "
+             "alive.").format(what=what, where=where, name=name)
 
 
 def _other_output(graph: Graph, freed_fns: set, names):
@@ -111,7 +113,7 @@ def _other_output(graph: Graph, freed_fns: set, names):
         fn = value.grad_fn
         if fn is None or graph.node_of(fn) is not None:
             continue
-        for other_fn, _ in walk(fn):
+        for other_fn, _next in walk(fn):
             if other_fn in freed_fns:
                 return name, graph.node_of(other_fn)
     return None
@@ -119,7 +121,7 @@ def _other_output(graph: Graph, freed_fns: set, names):
 
 def _is_freed(node) -> bool:
     try:
-        _ = node.saved  # reading tells whether a backward freed them
+        node.saved  # noqa: B018 -- reading tells whether a backward freed them
     except RuntimeError:
         return False
     return node.freed
@@ -130,45 +132,69 @@ def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bo
     applied: the run was the learner's own backward (--apply), so .grad may be partly written."""
     text = one_line(err)
     if "post accumulate grad hooks should return None" in text:
-        return ("one of your post-accumulate-grad hooks (register_post_accumulate_grad_hook) returned "
-                "a value: such a hook works on the parameter itself and must return None. Write it as "
-                "a def without return (or end the lambda with 'or None')"
-                + (", zero .grad, and run the cell again." if applied else "."))
+        if applied:
+            return _("one of your post-accumulate-grad hooks (register_post_accumulate_grad_hook) returned a "
+                     "value: such a hook works on the parameter itself and must return None. Write it as a def "
+                     "without return (or end the lambda with 'or None'), zero .grad, and run the cell again.")
+        return _("one of your post-accumulate-grad hooks (register_post_accumulate_grad_hook) returned a value: "
+                 "such a hook works on the parameter itself and must return None. Write it as a def without "
+                 "return (or end the lambda with 'or None').")
     if FREED in text:
         return freed(what, graph, names)
     if "modified by an inplace operation" in text:
-        fix = (f"Fix: make that change out of place (y = y + 1 instead of y += 1 or y.add_(1)), or "
-               f"edit a .clone(), then compute {what} again. To find the line: run "
-               f"{code_for(what)}.backward() inside with torch.autograd.detect_anomaly():")
+        fix = _("Fix: make that change out of place (y = y + 1 instead of y += 1 or y.add_(1)), or edit a "
+                ".clone(), then compute {what} again. To find the line: run {code}.backward() inside with "
+                "torch.autograd.detect_anomaly():").format(what=what, code=code_for(what))
         words = _explainer(err, names, what)
         if words:  # the explainer names the tensor and the node that saved it
             return f"{words} {fix}"
-        version = re.search(r"is at version (\d+); expected version (\d+)", text)
-        op = re.search(r"which is output \d+ of (\w+)", text)
-        made = f" (made by {op.group(1)})" if op else ""
-        versions = f"; its version went from {version.group(2)} to {version.group(1)}" if version else ""
-        return (f"a tensor{made} that {what}'s graph saved for backward was changed in place after it "
-                f"was saved{versions}, so the gradient computed from it would be wrong and the engine "
-                f"refuses it. {fix}")
+        return _changed_in_place(text, what, fix)
     nan = re.search(r"Function '(\w+)' returned nan values in its (\d+)\w* output", text)
     if nan:
-        return (f"anomaly detection is on, and {nan.group(1)} sent on NaN (not a number) while "
-                f"backpropagating {what}: its local derivative is undefined at the values it saved "
-                f"(log or sqrt of 0, 0/0, a huge exp). Fix: keep the input away from that point, e.g. "
-                f"x.clamp_min(1e-12) before log or sqrt, or add a small eps; then compute {what} again.")
+        return _("anomaly detection is on, and {node} sent on NaN (not a number) while backpropagating {what}: "
+                 "its local derivative is undefined at the values it saved (log or sqrt of 0, 0/0, a huge exp). "
+                 "Fix: keep the input away from that point, e.g. x.clamp_min(1e-12) before log or sqrt, or add a "
+                 "small eps; then compute {what} again.").format(node=nan.group(1), what=what)
     if "nan" in text.lower() and "anomaly" in text.lower():
-        return f"anomaly detection found NaN while backpropagating {what}: {text}"
+        return _("anomaly detection found NaN while backpropagating {what}: {message}").format(what=what,
+                                                                                               message=text)
     if "meta" in text.lower():
-        return (f"{what} lives on the meta device: meta tensors have shapes but no values, so the "
-                f"engine has no numbers to compute gradients with. Build it from real tensors "
-                f"(device='cpu') to step through its backward.")
+        return _("{what} lives on the meta device: meta tensors have shapes but no values, so the engine has no "
+                 "numbers to compute gradients with. Build it from real tensors (device='cpu') to step through "
+                 "its backward.").format(what=what)
     if "complex" in text.lower():
-        return (f"backward of {what} failed on complex numbers: {text}. Give a gradient of the same "
-                f"dtype as {what} (complex for a complex {what}, real for a real one).")
-    unchanged = "" if applied else " Nothing of yours was changed."
-    return (f"the engine failed while backpropagating {what}: {type(err).__name__}: {text[:300]}."
-            f"{unchanged} Run {code_for(what)}.backward() inside %%explain to have the error explained "
-            f"in more detail.")
+        return _("backward of {what} failed on complex numbers: {message}. Give a gradient of the same dtype as "
+                 "{what} (complex for a complex {what}, real for a real one).").format(what=what, message=text)
+    failed = (_("the engine failed while backpropagating {what}: {error}: {message}. Run {code}.backward() inside "
+                "%%explain to have the error explained in more detail.") if applied
+              else _("the engine failed while backpropagating {what}: {error}: {message}. Nothing of yours was "
+                     "changed. Run {code}.backward() inside %%explain to have the error explained in more "
+                     "detail."))
+    return failed.format(what=what, error=type(err).__name__, message=text[:300], code=code_for(what))
+
+
+def _changed_in_place(text: str, what: str, fix: str) -> str:
+    """The engine's in-place error told from its own message: which node made the tensor and how far its
+    version moved, when the message says."""
+    version = re.search(r"is at version (\d+); expected version (\d+)", text)
+    op = re.search(r"which is output \d+ of (\w+)", text)
+    if op and version:
+        said = _("a tensor (made by {op}) that {what}'s graph saved for backward was changed in place after it "
+                 "was saved; its version went from {before} to {after}, so the gradient computed from it would "
+                 "be wrong and the engine refuses it.").format(op=op.group(1), what=what, before=version.group(2),
+                                                               after=version.group(1))
+    elif op:
+        said = _("a tensor (made by {op}) that {what}'s graph saved for backward was changed in place after it "
+                 "was saved, so the gradient computed from it would be wrong and the engine refuses it.").format(
+            op=op.group(1), what=what)
+    elif version:
+        said = _("a tensor that {what}'s graph saved for backward was changed in place after it was saved; its "
+                 "version went from {before} to {after}, so the gradient computed from it would be wrong and the "
+                 "engine refuses it.").format(what=what, before=version.group(2), after=version.group(1))
+    else:
+        said = _("a tensor that {what}'s graph saved for backward was changed in place after it was saved, so the "
+                 "gradient computed from it would be wrong and the engine refuses it.").format(what=what)
+    return f"{said} {fix}"
 
 
 def _explainer(err, names, what: str) -> str | None:
@@ -187,10 +213,13 @@ def _explainer(err, names, what: str) -> str | None:
 def typed_gradient(output: torch.Tensor, gradient: torch.Tensor, what: str) -> str | None:
     """Why a gradient of the right shape still cannot start the backward of output, or None."""
     if gradient.device != output.device:
-        return (f"the gradient is on the {gradient.device.type} device but {what} is on "
-                f"{output.device.type}: give one on the same device, e.g. torch.ones_like({what}).")
+        return _("the gradient is on the {device} device but {what} is on {other}: give one on the same device, "
+                 "e.g. torch.ones_like({what}).").format(device=gradient.device.type, what=what,
+                                                          other=output.device.type)
     if gradient.is_complex() != output.is_complex():
-        kind = "complex" if gradient.is_complex() else "real"
-        return (f"the gradient is {kind} but {what} is not: its dtype must match {what}'s "
-                f"({str(output.dtype).replace('torch.', '')}), e.g. torch.ones_like({what}).")
+        said = (_("the gradient is complex but {what} is not: its dtype must match {what}'s ({dtype}), e.g. "
+                  "torch.ones_like({what}).") if gradient.is_complex()
+                else _("the gradient is real but {what} is not: its dtype must match {what}'s ({dtype}), e.g. "
+                       "torch.ones_like({what})."))
+        return said.format(what=what, dtype=str(output.dtype).replace("torch.", ""))
     return None

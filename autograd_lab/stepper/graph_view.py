@@ -9,6 +9,7 @@ import torch
 from ..display import View, png, scrolling
 from ..graph import snapshot
 from ..format import table
+from ..i18n import N_, _, ngettext
 from .cuts import frozen_in, stop_label, stop_reason
 from .draw import Layout, draw
 from .draw_labels import STOPS_DRAWN
@@ -17,6 +18,7 @@ from ..names import caller_names, name_in
 from .trace import check_input
 
 
+HEADERS = (N_("id"), N_("node"), N_("sends gradients to"))
 # Bounds that keep %graph's output small whatever the graph: a graph of more than ROWS nodes shows
 # its first HEAD and last TAIL; at most STOPS stops are explained, and a node names PARTS inputs.
 ROWS, HEAD, TAIL, STOPS, PARTS, FIGURE = 60, 25, 25, 20, 8, 60
@@ -36,30 +38,37 @@ class GraphView(View):
         rows, last = [], -1
         for i in shown:
             if i != last + 1:
-                rows.append(["...", f"({i - last - 1} nodes not shown)", ""])
+                rows.append(["...", _("({count} nodes not shown)").format(count=i - last - 1), ""])
             node = nodes[i]
-            to = ["stop" if c is None else f"{c.id}" for c, _ in node.next]
-            mark = " [your backward]" if learner_function(node) is not None else ""
-            rows.append([str(node.id), node.title + mark, ", ".join(_first(to)) or "-"])
+            to = [_("stop") if c is None else f"{c.id}" for c, _nr in node.next]
+            title = node.title
+            if learner_function(node) is not None:
+                title = _("{node} [your backward]").format(node=title)
+            rows.append([str(node.id), title, ", ".join(_first(to)) or "-"])
             last = i
         stops = self.graph.stops()
-        lines = [f"backward graph of {self.label}: {len(nodes)} nodes, "
-                 f"{_count(len(self.graph.leaves()), 'leaf', 'leaves')}, "
-                 f"{_count(len(stops), 'place', 'places')} where backprop stops",
-                 table(["id", "node", "sends gradients to"], rows)]
+        leaves = len(self.graph.leaves())
+        lines = [_("backward graph of {name}: {count} nodes, {leaves}, {stops} where backprop stops").format(
+                     name=self.label, count=len(nodes),
+                     leaves=ngettext("{count} leaf", "{count} leaves", leaves).format(count=leaves),
+                     stops=ngettext("{count} place", "{count} places", len(stops)).format(count=len(stops))),
+                 table([_(h) for h in HEADERS], rows)]
         if len(nodes) > ROWS:
-            lines.append(f"(a big graph: shown are its first {HEAD} and last {TAIL} nodes; every one of the "
-                         f"{len(nodes)} is in autograd_lab.show_graph({self.label}).graph.nodes, and "
-                         f"%backward {self.label} steps through them)")
+            lines.append(_("(a big graph: shown are its first {head} and last {tail} nodes; every one of the "
+                           "{count} is in autograd_lab.show_graph({name}).graph.nodes, and %backward {name} steps "
+                           "through them)").format(head=HEAD, tail=TAIL, count=len(nodes), name=self.label))
         for node, position in stops[:STOPS]:
-            lines.append(f"stop at input {position + 1} of node {node.id} ({node.title}): "
-                         f"{stop_reason(self.graph, node, position, self.names)}")
+            lines.append(_("stop at input {position} of node {id} ({node}): {reason}").format(
+                position=position + 1, id=node.id, node=node.title,
+                reason=stop_reason(self.graph, node, position, self.names)))
         if len(stops) > STOPS:
-            lines.append(f"and {len(stops) - STOPS} more places where backprop stops "
-                         f"(autograd_lab.show_graph({self.label}).graph.stops() lists them)")
+            lines.append(_("and {count} more places where backprop stops "
+                           "(autograd_lab.show_graph({name}).graph.stops() lists them)").format(
+                count=len(stops) - STOPS, name=self.label))
         frozen = frozen_in(self.graph, self.names)
         if frozen:
-            lines.append(f"frozen (requires_grad=False, so no node and no .grad): {', '.join(_first(frozen, 40))}")
+            lines.append(_("frozen (requires_grad=False, so no node and no .grad): {parameters}").format(
+                parameters=", ".join(_first(frozen, 40))))
         return "\n".join(lines)
 
     def figure(self):
@@ -68,11 +77,12 @@ class GraphView(View):
         labels = {(node, position): stop_label(self.graph, node, position, self.names)
                   for node in self.graph.nodes if node in shown for position in node.stops[:STOPS_DRAWN]}
         frozen = frozen_in(self.graph, self.names)
-        notes = (f"frozen (no node, no .grad): {', '.join(_first(frozen, 6))}",) if frozen else ()
-        return draw(layout, title=f"backward graph of {self.label}", limit=FIGURE, stop_labels=labels, notes=notes)
+        notes = (_("frozen (no node, no .grad): {parameters}").format(parameters=", ".join(_first(frozen, 6))),
+                 ) if frozen else ()
+        return draw(layout, title=self.figure_title(), limit=FIGURE, stop_labels=labels, notes=notes)
 
     def figure_title(self) -> str:
-        return f"backward graph of {self.label}"
+        return _("backward graph of {name}").format(name=self.label)
 
     def build_widget(self):
         import ipywidgets as w
@@ -92,7 +102,7 @@ def show_graph(output, names: Mapping | None = None, label: str | None = None) -
     """
     if names is None:
         names = caller_names()
-    what = label or name_in(names, output) or "the output"
+    what = label or name_in(names, output) or _("the output")
     # a graph can be drawn for any output, scalar or not: only a missing graph is refused
     gradient = torch.ones_like(output) if isinstance(output, torch.Tensor) and output.numel() != 1 else None
     check_input(output, gradient, what)
@@ -100,8 +110,4 @@ def show_graph(output, names: Mapping | None = None, label: str | None = None) -
 
 
 def _first(parts: list[str], count: int = PARTS) -> list[str]:
-    return parts if len(parts) <= count else parts[:count] + [f"and {len(parts) - count} more"]
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+    return parts if len(parts) <= count else parts[:count] + [_("and {count} more").format(count=len(parts) - count)]

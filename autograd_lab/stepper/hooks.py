@@ -12,6 +12,7 @@ import torch
 from torch.utils.hooks import BackwardHook
 
 from ..graph import Graph, Node
+from ..i18n import _
 from ..names import learner_items, name_in
 
 MODULE_HOOK_NODE = "BackwardHookFunctionBackward"
@@ -23,7 +24,7 @@ class HookFailed(Exception):
 
 def hook_name(hook) -> str:
     name = getattr(hook, "__name__", None) or type(hook).__name__
-    return "a lambda" if name == "<lambda>" else name
+    return _("a lambda") if name == "<lambda>" else name
 
 
 def module_name(module, names: Mapping) -> str:
@@ -50,17 +51,18 @@ class LearnerHooks:
         for t in hooked_tensors:
             node = graph.node_of(t.grad_fn) if t.grad_fn is not None else _leaf_node(graph, t)
             where = name_in(names, t) or (node.label if node is not None and node.label else None)
-            where = where or (f"the tensor made by {node.name}" if node is not None and not node.is_accumulator
-                              else "a leaf")
-            self._wrap_dict(t._backward_hooks, node, lambda h, w=where: f"your hook {hook_name(h)} on {w}",
+            where = where or (_("the tensor made by {node}").format(node=node.name)
+                              if node is not None and not node.is_accumulator else _("a leaf"))
+            self._wrap_dict(t._backward_hooks, node,
+                            lambda h, w=where: _("your hook {hook} on {where}").format(hook=hook_name(h), where=w),
                             _tensor_hook)
         for node, hooks, own in node_dicts:
             owners = [o for o in (_backward_hook_of(h) for k, h in hooks.items() if k != own) if o is not None]
             for owner in owners:  # torch's own hooks that call the module's: wrap the module's
                 self._wrap_module(owner, node, names)
             if not owners:
-                self._wrap_dict(hooks, node, lambda h, n=node: f"your hook {hook_name(h)} on node {n.title}",
-                                _node_hook, own)
+                self._wrap_dict(hooks, node, lambda h, n=node: _("your hook {hook} on node {node}").format(
+                    hook=hook_name(h), node=n.title), _node_hook, own)
         self.any = bool(self._dicts or self._lists)
 
     def _wrap_dict(self, hooks: dict, node, describe, wrapper, own=None):
@@ -72,15 +74,15 @@ class LearnerHooks:
             hooks[key] = wrapper(hook, node, describe(hook), self.ran)
 
     def _wrap_module(self, owner: BackwardHook, node: Node, names: Mapping):
-        if any(o is owner for o, _, _ in self._lists):
+        if any(o is owner for o, _posts, _pres in self._lists):
             return
         name = module_name(owner.module, names)
-        node.label = f"backward hook of {name}"
+        node.label = _("backward hook of {module}").format(module=name)
         self._lists.append((owner, owner.user_hooks, owner.user_pre_hooks))
-        owner.user_hooks = [_module_hook(h, node, f"your backward hook {hook_name(h)} on module {name}", self.ran)
-                            for h in owner.user_hooks]
-        owner.user_pre_hooks = [_module_pre_hook(h, node, f"your backward pre-hook {hook_name(h)} on module {name}",
-                                                 self.ran) for h in owner.user_pre_hooks]
+        owner.user_hooks = [_module_hook(h, node, _("your backward hook {hook} on module {module}").format(
+            hook=hook_name(h), module=name), self.ran) for h in owner.user_hooks]
+        owner.user_pre_hooks = [_module_pre_hook(h, node, _("your backward pre-hook {hook} on module {module}").format(
+            hook=hook_name(h), module=name), self.ran) for h in owner.user_pre_hooks]
 
     def __enter__(self):
         return self
@@ -121,7 +123,8 @@ def _backward_hook_of(fn):
 
 def _shapes(got, expected) -> str | None:
     if isinstance(got, torch.Tensor) and isinstance(expected, torch.Tensor) and got.shape != expected.shape:
-        return f"returned a gradient of shape {tuple(got.shape)} for one of shape {tuple(expected.shape)}"
+        return _("returned a gradient of shape {got} for one of shape {expected}").format(
+            got=tuple(got.shape), expected=tuple(expected.shape))
     return None
 
 
@@ -131,7 +134,8 @@ def _call(hook, what, args):
     except HookFailed:
         raise
     except Exception as err:
-        raise HookFailed(f"{what} raised {type(err).__name__}: {' '.join(str(err).split())}") from err
+        raise HookFailed(_("{hook} raised {error}: {message}").format(
+            hook=what, error=type(err).__name__, message=" ".join(str(err).split()))) from err
 
 
 def _tensor_hook(hook, node, what, ran):
@@ -140,7 +144,8 @@ def _tensor_hook(hook, node, what, ran):
         out = _call(hook, what, (grad,))
         wrong = _shapes(out, grad)
         if wrong:
-            raise HookFailed(f"{what} {wrong}: a hook must return None or a tensor shaped like its grad")
+            raise HookFailed(_("{hook} {problem}: a hook must return None or a tensor shaped like its grad").format(
+                hook=what, problem=wrong))
         return out
     return wrapped
 
@@ -176,4 +181,5 @@ def _check_all(what, out, given):
     for g, e in zip(out if isinstance(out, (tuple, list)) else (out,), given, strict=False):
         wrong = _shapes(g, e)
         if wrong:
-            raise HookFailed(f"{what} {wrong}: a hook must return None or gradients shaped like its arguments")
+            raise HookFailed(_("{hook} {problem}: a hook must return None or gradients shaped like its "
+                               "arguments").format(hook=what, problem=wrong))

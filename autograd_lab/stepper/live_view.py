@@ -4,10 +4,11 @@ not twenty. The released widget keeps one line saying so; its buttons, slider an
 closed, so the kernel lets go of them too."""
 from __future__ import annotations
 
+from ..i18n import N_, _
 from ..text import esc
 
-RELEASED = ("this stepper was released to free memory: the same cell made a newer one. Re-run the "
-            "cell to step through it again.")
+RELEASED = N_("this stepper was released to free memory: the same cell made a newer one. Re-run the cell to "
+              "step through it again.")
 # The live stepper of each cell (or label): a new one for the same cell releases the old one, so
 # re-running a cell does not keep every earlier recording alive in the kernel.
 _current: dict = {}
@@ -39,7 +40,7 @@ def release_widget(widget) -> None:
     import ipywidgets as w
 
     parts = _descendants(widget)
-    note = w.HTML(f"<p><i>{esc(RELEASED)}</i></p>")
+    note = w.HTML(f"<p><i>{esc(_(RELEASED))}</i></p>")
     note.add_class("agl-released")
     widget.children = (note,)
     for part in parts:

@@ -4,6 +4,7 @@ hooks ran, and why the engine ran it now; and, in prediction mode, what to predi
 from __future__ import annotations
 
 from ..graph import Node
+from ..i18n import _, ngettext
 from ..text import esc
 from .faces import LINE, first_few, arriving, fmt, name_of_saved, sent_on, step_title
 from .recompute import recomputations
@@ -16,9 +17,9 @@ def recompute_note(trace: Trace, step: Step) -> str | None:
     found = recomputations(trace).get(step.index)
     if found is None:
         return None
-    return (f"unpacking what this node saved ran the forward of {found.which} again "
-            f"(torch.utils.checkpoint, use_reentrant=False, kept none of its values); the recomputation "
-            f"runs through saved-tensor hooks and adds no nodes")
+    return _("unpacking what this node saved ran the forward of {which} again (torch.utils.checkpoint, "
+             "use_reentrant=False, kept none of its values); the recomputation runs through saved-tensor hooks "
+             "and adds no nodes").format(which=found.which)
 
 
 
@@ -28,55 +29,59 @@ def why_now(trace: Trace, step: Step) -> str:
     ready = step.ready
     if len(ready) <= 1:
         if step.index == 0:
-            return "It runs first: backward starts at the node that made the output."
-        return "It is the only node ready: every gradient it waits for has arrived."
+            return _("It runs first: backward starts at the node that made the output.")
+        return _("It is the only node ready: every gradient it waits for has arrived.")
     others = ", ".join(first_few([n.title for n in ready if n is not step.node]))
     if step.node.is_accumulator:
-        return (f"Also ready: {others}. An AccumulateGrad runs as soon as it is ready: the engine "
-                f"gives accumulators the highest priority.")
+        return _("Also ready: {others}. An AccumulateGrad runs as soon as it is ready: the engine gives "
+                 "accumulators the highest priority.").format(others=others)
     latest = max(ready, key=lambda n: n.seq)
     if latest is step.node:
-        return (f"Also ready: {others}. Among ready nodes the engine runs the one created last in the "
-                f"forward pass, and this one was.")
-    return f"Also ready: {others}. The engine picked this one."
+        return _("Also ready: {others}. Among ready nodes the engine runs the one created last in the forward "
+                 "pass, and this one was.").format(others=others)
+    return _("Also ready: {others}. The engine picked this one.").format(others=others)
 
 
 def panel_lines(trace: Trace, index: int) -> list[tuple[str, str]]:
     """(heading, text) pairs for step index (1-based, 0 before backward)."""
     n = len(trace.steps)
     if index == 0:
-        first = trace.steps[0].node.title if trace.steps else "nothing"
-        return [("Before backward", f"{n} steps to go. backward() starts at {first}, with gradient "
-                                    f"{fmt(trace.gradient) if trace.gradient is not None else '1'} "
-                                    f"(d output / d output).")]
+        first = trace.steps[0].node.title if trace.steps else _("nothing")
+        gradient = fmt(trace.gradient) if trace.gradient is not None else "1"
+        return [(_("Before backward"), _("{count} steps to go. backward() starts at {first}, with gradient "
+                                         "{gradient} (d output / d output).").format(count=n, first=first,
+                                                                                      gradient=gradient))]
     step = trace.steps[index - 1]
     node: Node = step.node
-    lines = [(f"Step {index} of {n}: {step_title(step)}", ""),
-             ("rule", formula(node, name_of_saved(trace))),
-             ("arriving", arriving(step)),
-             ("sent on", sent_on(step))]
+    lines = [(_("Step {index} of {count}: {node}").format(index=index, count=n, node=step_title(step)), ""),
+             (_("rule"), formula(node, name_of_saved(trace))),
+             (_("arriving"), arriving(step)),
+             (_("sent on"), sent_on(step))]
     saved = [(k, v) for k, v in node.saved.items() if not k.endswith(("_sym_sizes", "_sym_strides"))]
     if node.freed:
-        lines.append(("saved", "freed by a later backward(); re-run the cell that built the graph to see them"))
+        lines.append((_("saved"), _("freed by a later backward(); re-run the cell that built the graph to see "
+                                    "them")))
     elif saved:
         label = name_of_saved(trace)
-        lines.append(("saved", ", ".join(first_few([f"{k}={label(v) or fmt(v)}" for k, v in saved]))))
+        lines.append((_("saved"), ", ".join(first_few([f"{k}={label(v) or fmt(v)}" for k, v in saved]))))
     elif saved_by_you(node):
-        count = saved_by_you(node)
-        lines.append(("saved", f"{count} tensor{'s' if count != 1 else ''} with ctx.save_for_backward "
-                               f"(your backward reads {'them' if count != 1 else 'it'} as ctx.saved_tensors)"))
+        count = saved_by_you(node) or 0
+        lines.append((_("saved"), ngettext(
+            "{count} tensor with ctx.save_for_backward (your backward reads it as ctx.saved_tensors)",
+            "{count} tensors with ctx.save_for_backward (your backward reads them as ctx.saved_tensors)",
+            count).format(count=count)))
     again = recompute_note(trace, step)
     if again:
-        lines.append(("recomputed here", again))
+        lines.append((_("recomputed here"), again))
     mine = [what for node_, what in trace.hooks_ran if node_ is node]
     if mine:
-        lines.append(("your hooks", "; ".join(first_few(list(dict.fromkeys(mine))))))
-    lines.append(("why now", why_now(trace, step)))
+        lines.append((_("your hooks"), "; ".join(first_few(list(dict.fromkeys(mine))))))
+    lines.append((_("why now"), why_now(trace, step)))
     return [(h, t if len(t) <= LINE else t[:LINE] + " ...") for h, t in lines]
 
 
 def panel_text(trace: Trace, index: int) -> str:
-    return "\n".join(f"{h}: {t}" if t else h for h, t in panel_lines(trace, index))
+    return "\n".join(_("{heading}: {text}").format(heading=h, text=t) if t else h for h, t in panel_lines(trace, index))
 
 
 # Long lines wrap between words (JupyterLab's own CSS breaks a <pre> anywhere, even mid-word); a
@@ -98,6 +103,9 @@ def next_prompt(trace: Trace, index: int) -> str:
     if index >= len(trace.steps):
         return ""
     step = trace.steps[index]
-    what = (f"what {step.node.label or 'the leaf'}.grad holds after it" if step.node.is_accumulator
-            else "what it sends on")
-    return f"<p><i>Next: {esc(step.node.title)}. Predict {esc(what)}, then press Check.</i></p>"
+    if step.node.is_accumulator:
+        sentence = _("Next: {node}. Predict what {leaf}.grad holds after it, then press Check.").format(
+            node=step.node.title, leaf=step.node.label or _("the leaf"))
+    else:
+        sentence = _("Next: {node}. Predict what it sends on, then press Check.").format(node=step.node.title)
+    return f"<p><i>{esc(sentence)}</i></p>"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..i18n import _
 from ..practice.checking import WrongForm
 from ..practice.digits import CLOSE, RIGHT, WRONG, Numbers, judge
 from ..practice.reading import read_numbers
@@ -22,7 +23,13 @@ class Verdict:
     right: bool
     message: str
     difference: float | None = None
-    diagnosis: str = ""  # a stable id of the mistake named
+    diagnosis: str = ""  # a stable id of the mistake named (or of an answer that could not be compared)
+
+
+# Answers that could not be compared with the step (unreadable, the wrong shape, the wrong count): the
+# stepper reveals nothing for them.
+UNREADABLE, SHAPE, COUNT = "unreadable", "shape", "count"
+NOT_COMPARED = (UNREADABLE, SHAPE, COUNT)
 
 
 def compare(answer, expected, step=None) -> Verdict:
@@ -40,47 +47,55 @@ def compare(answer, expected, step=None) -> Verdict:
             return _several(answer, expected)
         expected = expected[0]
     if isinstance(expected, Summary):
-        return Verdict(False, f"this gradient has {expected.numel} values; predict a smaller example")
+        return Verdict(False, _("this gradient has {count} values; predict a smaller example").format(
+            count=expected.numel))
     if expected is None:
-        return Verdict(False, "nothing is sent on from this node")
+        return Verdict(False, _("nothing is sent on from this node"))
     try:
-        given = read_numbers(answer, "The gradient")
+        given = read_numbers(answer)  # "The gradient", translated by read_numbers
     except WrongForm as err:
-        return Verdict(False, f"could not read {type(answer).__name__} as numbers: type a number, a "
-                              f"list like [1.0, 2.0], or an expression ({err})")
+        return Verdict(False, _("could not read {kind} as numbers: type a number, a list like [1.0, 2.0], or an "
+                                "expression ({error})").format(kind=type(answer).__name__, error=err),
+                       diagnosis=UNREADABLE)
     target = expected.detach().to(torch.float64).cpu()
     if given.values.shape != target.shape:
         if given.values.numel() == 1 and target.numel() == 1:
             given = Numbers(given.values.reshape(target.shape), given.half.reshape(target.shape),
                             given.digits.reshape(target.shape), given.eps)
         else:
-            return Verdict(False, f"wrong shape: you gave {tuple(given.values.shape)}, the gradient has shape "
-                                  f"{tuple(target.shape)} (one value per element of the input)")
+            return Verdict(False, _("wrong shape: you gave {given}, the gradient has shape {shape} (one value per "
+                                    "element of the input)").format(given=tuple(given.values.shape),
+                                                                    shape=tuple(target.shape)),
+                           diagnosis=SHAPE)
     diff = float((given.values - target).abs().max()) if target.numel() else 0.0
     grade = judge(given, target)
     if grade == RIGHT:
-        return Verdict(True, "matches the engine" + ("" if diff < 1e-12 else " to the digits you gave"), diff)
+        return Verdict(True, _("matches the engine") if diff < 1e-12 else _("matches the engine to the digits you "
+                                                                             "gave"), diff)
     if grade == CLOSE:
-        return Verdict(False, "close: give three significant digits", diff, "too_few_digits")
+        return Verdict(False, _("close: give three significant digits"), diff, "too_few_digits")
     found = diagnose(given, target, step) if step is not None else None
     if found:
         key, said = found
-        return Verdict(False, f"{said} (off by up to {diff:.4f})", diff, key)
-    return Verdict(False, f"off by up to {diff:.4f}", diff)
+        return Verdict(False, _("{mistake} (off by up to {difference})").format(mistake=said,
+                                                                                difference=f"{diff:.4f}"), diff, key)
+    return Verdict(False, _("off by up to {difference}").format(difference=f"{diff:.4f}"), diff)
 
 
 def _several(answer, expected: tuple) -> Verdict:
     """A node that sends several gradients: one prediction per input, in a tuple."""
     if not isinstance(answer, (tuple, list)) or len(answer) != len(expected) or _is_flat_numbers(answer):
-        return Verdict(False, f"this node sends {len(expected)} gradients: give them as a tuple, "
-                              f"one per input, e.g. (g1, g2)")
+        return Verdict(False, _("this node sends {count} gradients: give them as a tuple, one per input, e.g. "
+                                "(g1, g2)").format(count=len(expected)), diagnosis=COUNT)
     verdicts = [compare(a, e) for a, e in zip(answer, expected, strict=True)]
     worst = max((v.difference or 0.0) for v in verdicts)
     if all(v.right for v in verdicts):
-        return Verdict(True, "all gradients match the engine", worst)
+        return Verdict(True, _("all gradients match the engine"), worst)
     wrong = [str(i + 1) for i, v in enumerate(verdicts) if not v.right]
-    return Verdict(False, f"not for input {', '.join(wrong)}: " + "; ".join(
-        v.message for v in verdicts if not v.right), worst)
+    # one input that could not be compared: the whole answer was not
+    unread = next((v.diagnosis for v in verdicts if v.diagnosis in NOT_COMPARED), "")
+    return Verdict(False, _("not for input {inputs}: {messages}").format(
+        inputs=", ".join(wrong), messages="; ".join(v.message for v in verdicts if not v.right)), worst, unread)
 
 
 def diagnose(given: Numbers, target: torch.Tensor, step) -> tuple[str, str] | None:
@@ -88,26 +103,28 @@ def diagnose(given: Numbers, target: torch.Tensor, step) -> tuple[str, str] | No
     steps = list(getattr(step.trace, "steps", ()) or ())
     arriving = _single(step.grad_outputs)
     if arriving is not None and _fits(given, arriving):
-        return ("arriving", "that is the gradient arriving at this node; it sends on that gradient "
-                            "times its local derivative")
+        return ("arriving", _("that is the gradient arriving at this node; it sends on that gradient times its "
+                              "local derivative"))
     if step.index > 0 and steps:
         sent_before = _single(steps[step.index - 1].grad_inputs)
         if sent_before is not None and _fits(given, sent_before):
-            return ("previous_node", f"that is what the previous node, {steps[step.index - 1].name}, sent on")
+            return ("previous_node", _("that is what the previous node, {node}, sent on").format(
+                node=steps[step.index - 1].name))
     if step.index + 1 < len(steps):
         after = steps[step.index + 1]
         sent_after = _single((after.grad_after,) if after.node.is_accumulator else after.grad_inputs)
         if sent_after is not None and _fits(given, sent_after):
-            return ("next_node", f"that is what the next node, {after.name}, sends on: this one runs first")
+            return ("next_node", _("that is what the next node, {node}, sends on: this one runs first").format(
+                node=after.name))
     if arriving is not None and arriving.shape == target.shape and bool((arriving != 0).all()):
         local = target / arriving.double()
         if _fits(given, local):
-            return ("local_only", "that is the local derivative alone: the chain rule multiplies it by "
-                                  "the gradient arriving")
+            return ("local_only", _("that is the local derivative alone: the chain rule multiplies it by the "
+                                    "gradient arriving"))
     ratio = _constant_ratio(given.values, target)
     if ratio is not None:
-        return ("factor", "a constant factor of the local derivative is missing or extra: every value "
-                          "is off by the same factor")
+        return ("factor", _("a constant factor of the local derivative is missing or extra: every value is off "
+                            "by the same factor"))
     return None
 
 
@@ -145,5 +162,4 @@ def judged(verdict: Verdict, expected) -> bool:
     values = [e for e in expected if e is not None] if isinstance(expected, tuple) else [expected]
     if not values or not all(isinstance(v, torch.Tensor) for v in values):
         return True  # nothing to predict (a summary, or nothing sent on): the step is shown
-    return verdict.difference is not None and not any(
-        words in verdict.message for words in ("could not read", "wrong shape", "give them as a tuple"))
+    return verdict.difference is not None and verdict.diagnosis not in NOT_COMPARED

@@ -23,6 +23,7 @@ from typing import Any
 
 from torch.utils.checkpoint import _CheckpointFrame, _Holder
 
+from ..i18n import _
 from ..names import name_in
 from .hooks import closure_value
 
@@ -39,8 +40,14 @@ class Recompute:
 
     @property
     def which(self) -> str:
-        fn = f" of {self.function}" if self.function else ""
-        return f"checkpoint {self.number} of {self.count}{fn}" if self.count > 1 else f"the checkpoint{fn}"
+        if self.count > 1:
+            if self.function:
+                return _("checkpoint {number} of {count} of {function}").format(
+                    number=self.number, count=self.count, function=self.function)
+            return _("checkpoint {number} of {count}").format(number=self.number, count=self.count)
+        if self.function:
+            return _("the checkpoint of {function}").format(function=self.function)
+        return _("the checkpoint")
 
 
 def recomputations(trace: Any) -> dict[int, Recompute]:

@@ -7,10 +7,13 @@ from dataclasses import dataclass
 
 import torch
 
+from ..i18n import N_
+
 
 @dataclass(frozen=True)
 class Rule:
-    formula: str  # one line per input, with {placeholders} for saved values and learner names
+    formula: str  # one line per input, with {placeholders} for saved values and learner names ({input}: the
+    # node's only input), in English, marked N_(): rules.formula translates it
     compute: tuple = ()  # one function (grad, saved) -> gradient per input, aligned with the node's inputs
 
 
@@ -59,63 +62,67 @@ def _index(g, s):
 
 
 RULES: dict[str, Rule] = {
-    "AddBackward0": Rule("to {self}: grad\nto {other}: grad * {alpha}", (lambda g, s: g, lambda g, s: g * s["alpha"])),
-    "SubBackward0": Rule("to {self}: grad\nto {other}: -grad * {alpha}",
+    "AddBackward0": Rule(N_("to {self}: grad\nto {other}: grad * {alpha}"),
+                         (lambda g, s: g, lambda g, s: g * s["alpha"])),
+    "SubBackward0": Rule(N_("to {self}: grad\nto {other}: -grad * {alpha}"),
                          (lambda g, s: g, lambda g, s: -g * s["alpha"])),
-    "RsubBackward1": Rule("to {self}: -grad * {alpha}", (lambda g, s: -g * s["alpha"],)),
-    "MulBackward0": Rule("to {self}: grad * {other}\nto {other}: grad * {self}",
+    "RsubBackward1": Rule(N_("to {self}: -grad * {alpha}"), (lambda g, s: -g * s["alpha"],)),
+    "MulBackward0": Rule(N_("to {self}: grad * {other}\nto {other}: grad * {self}"),
                          (lambda g, s: g * s["other"], lambda g, s: g * s["self"])),
-    "DivBackward0": Rule("to {self}: grad / {other}\nto {other}: -grad * {self} / {other}^2",
+    "DivBackward0": Rule(N_("to {self}: grad / {other}\nto {other}: -grad * {self} / {other}^2"),
                          (lambda g, s: g / s["other"], lambda g, s: -g * s["self"] / s["other"] ** 2)),
-    "NegBackward0": Rule("to input: -grad", (lambda g, s: -g,)),
-    "PowBackward0": Rule("to {self}: grad * {exponent} * {self}^({exponent} - 1)",
+    "NegBackward0": Rule(N_("to {input}: -grad"), (lambda g, s: -g,)),
+    "PowBackward0": Rule(N_("to {self}: grad * {exponent} * {self}^({exponent} - 1)"),
                          (lambda g, s: g * s["exponent"] * s["self"] ** (s["exponent"] - 1),)),
-    "PowBackward1": Rule("to {self}: grad * {exponent} * {self}^({exponent} - 1)\n"
-                         "to {exponent}: grad * {result} * log({self})",
+    "PowBackward1": Rule(N_("to {self}: grad * {exponent} * {self}^({exponent} - 1)\n"
+                         "to {exponent}: grad * {result} * log({self})"),
                          (lambda g, s: g * s["exponent"] * s["self"] ** (s["exponent"] - 1),
                           lambda g, s: g * s["result"] * s["self"].log())),
-    "ExpBackward0": Rule("to input: grad * {result}   (exp is its own derivative)", (lambda g, s: g * s["result"],)),
-    "LogBackward0": Rule("to {self}: grad / {self}", (lambda g, s: g / s["self"],)),
-    "SinBackward0": Rule("to {self}: grad * cos({self})", (lambda g, s: g * s["self"].cos(),)),
-    "CosBackward0": Rule("to {self}: -grad * sin({self})", (lambda g, s: -g * s["self"].sin(),)),
-    "TanhBackward0": Rule("to input: grad * (1 - {result}^2)", (lambda g, s: g * (1 - s["result"] ** 2),)),
-    "SigmoidBackward0": Rule("to input: grad * {result} * (1 - {result})",
+    "ExpBackward0": Rule(N_("to {input}: grad * {result}   (exp is its own derivative)"),
+                         (lambda g, s: g * s["result"],)),
+    "LogBackward0": Rule(N_("to {self}: grad / {self}"), (lambda g, s: g / s["self"],)),
+    "SinBackward0": Rule(N_("to {self}: grad * cos({self})"), (lambda g, s: g * s["self"].cos(),)),
+    "CosBackward0": Rule(N_("to {self}: -grad * sin({self})"), (lambda g, s: -g * s["self"].sin(),)),
+    "TanhBackward0": Rule(N_("to {input}: grad * (1 - {result}^2)"), (lambda g, s: g * (1 - s["result"] ** 2),)),
+    "SigmoidBackward0": Rule(N_("to {input}: grad * {result} * (1 - {result})"),
                              (lambda g, s: g * s["result"] * (1 - s["result"]),)),
-    "ReluBackward0": Rule("to input: grad where {result} > 0, else 0", (lambda g, s: g * (s["result"] > 0),)),
-    "SqrtBackward0": Rule("to input: grad / (2 * {result})", (lambda g, s: g / (2 * s["result"]),)),
-    "SumBackward0": Rule("to input: grad copied to every element (shape {self_sym_sizes})",
+    "ReluBackward0": Rule(N_("to {input}: grad where {result} > 0, else 0"), (lambda g, s: g * (s["result"] > 0),)),
+    "SqrtBackward0": Rule(N_("to {input}: grad / (2 * {result})"), (lambda g, s: g / (2 * s["result"]),)),
+    "SumBackward0": Rule(N_("to {input}: grad copied to every element (shape {self_sym_sizes})"),
                          (lambda g, s: g.expand(tuple(s["self_sym_sizes"])),)),
-    "SumBackward1": Rule("to input: grad copied along dim {dim} (shape {self_sym_sizes})",
+    "SumBackward1": Rule(N_("to {input}: grad copied along dim {dim} (shape {self_sym_sizes})"),
                          (lambda g, s: _unreduce(g, s),)),
-    "MeanBackward0": Rule("to input: grad / {self_sym_numel} for every element (shape {self_sym_sizes})",
+    "MeanBackward0": Rule(N_("to {input}: grad / {self_sym_numel} for every element (shape {self_sym_sizes})"),
                           (lambda g, s: _mean_grad(g, s)[0],)),
-    "MeanBackward1": Rule("to input: grad / (elements averaged) copied along dim {dim}",
+    "MeanBackward1": Rule(N_("to {input}: grad / (elements averaged) copied along dim {dim}"),
                           (lambda g, s: _mean_grad(g, s)[0],)),
-    "MmBackward0": Rule("to {self}: grad @ {mat2}.T\nto {mat2}: {self}.T @ grad",
+    "MmBackward0": Rule(N_("to {self}: grad @ {mat2}.T\nto {mat2}: {self}.T @ grad"),
                         (lambda g, s: g @ s["mat2"].mT, lambda g, s: s["self"].mT @ g)),
-    "MvBackward0": Rule("to {self}: outer(grad, {vec})\nto {vec}: {self}.T @ grad",
+    "MvBackward0": Rule(N_("to {self}: outer(grad, {vec})\nto {vec}: {self}.T @ grad"),
                         (lambda g, s: torch.outer(g, s["vec"]), lambda g, s: s["self"].mT @ g)),
-    "AddmmBackward0": Rule("to bias: grad * {beta}, summed over the batch\nto {mat1}: {alpha} * grad @ {mat2}.T\n"
-                           "to {mat2}: {alpha} * {mat1}.T @ grad",
+    "AddmmBackward0": Rule(N_("to bias: grad * {beta}, summed over the batch\nto {mat1}: {alpha} * grad @ {mat2}.T\n"
+                           "to {mat2}: {alpha} * {mat1}.T @ grad"),
                            (lambda g, s: g * s["beta"],
                             lambda g, s: s["alpha"] * g @ s["mat2"].mT, lambda g, s: s["alpha"] * s["mat1"].mT @ g)),
-    "TBackward0": Rule("to input: grad.T (transposed back)", (lambda g, s: g.mT,)),
-    "TransposeBackward0": Rule("to input: grad.transpose({dim0}, {dim1})",
+    "TBackward0": Rule(N_("to {input}: grad.T (transposed back)"), (lambda g, s: g.mT,)),
+    "TransposeBackward0": Rule(N_("to {input}: grad.transpose({dim0}, {dim1})"),
                                (lambda g, s: g.transpose(s["dim0"], s["dim1"]),)),
-    "ViewBackward0": Rule("to input: grad reshaped back to {self_sym_sizes}",
+    "ViewBackward0": Rule(N_("to {input}: grad reshaped back to {self_sym_sizes}"),
                           (lambda g, s: g.reshape(tuple(s["self_sym_sizes"])),)),
-    "UnsafeViewBackward0": Rule("to input: grad reshaped back to {self_sym_sizes}",
+    "UnsafeViewBackward0": Rule(N_("to {input}: grad reshaped back to {self_sym_sizes}"),
                                 (lambda g, s: g.reshape(tuple(s["self_sym_sizes"])),)),
-    "ExpandBackward0": Rule("to input: grad summed back to shape {self_sym_sizes}",
+    "ExpandBackward0": Rule(N_("to {input}: grad summed back to shape {self_sym_sizes}"),
                             (lambda g, s: g.sum_to_size(tuple(s["self_sym_sizes"])),)),
-    "SelectBackward0": Rule("to input: zeros of shape {self_sym_sizes}, grad placed at index {index} of dim {dim}",
+    "SelectBackward0": Rule(N_("to {input}: zeros of shape {self_sym_sizes}, grad placed at index {index} of dim "
+                               "{dim}"),
                             (lambda g, s: _select(g, s)[0],)),
-    "SliceBackward0": Rule("to input: zeros of shape {self_sym_sizes}, grad placed in {start}:{end}:{step} "
-                           "of dim {dim}",
+    "SliceBackward0": Rule(N_("to {input}: zeros of shape {self_sym_sizes}, grad placed in {start}:{end}:{step} "
+                           "of dim {dim}"),
                            (lambda g, s: _slice(g, s)[0],)),
-    "IndexBackward0": Rule("to input: zeros of shape {self_sym_sizes}, grad added at the indexed places",
+    "IndexBackward0": Rule(N_("to {input}: zeros of shape {self_sym_sizes}, grad added at the indexed places"),
                            (lambda g, s: _index(g, s)[0],)),
-    "CatBackward0": Rule("to each input: its own slice of grad along dim {dim}"),
-    "CloneBackward0": Rule("to input: grad, unchanged (a copy passes gradients straight through)", (lambda g, s: g,)),
-    "AccumulateGrad": Rule("{leaf}.grad += grad   (a leaf keeps what arrives; nothing is sent on)"),
+    "CatBackward0": Rule(N_("to each input: its own slice of grad along dim {dim}")),
+    "CloneBackward0": Rule(N_("to {input}: grad, unchanged (a copy passes gradients straight through)"),
+                           (lambda g, s: g,)),
+    "AccumulateGrad": Rule(N_("{leaf}.grad += grad   (a leaf keeps what arrives; nothing is sent on)")),
 }

@@ -9,6 +9,7 @@ from string import Formatter
 import torch
 
 from ..graph import Node
+from ..i18n import _
 from .rule_table import RULES, Rule
 
 
@@ -48,11 +49,13 @@ def rule_for(node: Node) -> Rule:
     cls = learner_function(node)
     if cls is not None:
         # the engine calls the learner's code itself: there is no formula of ours to show or check
-        return Rule(f"your backward: the engine called {cls.__name__}.backward(ctx, grad) with the gradient "
-                    f"arriving")
-    return RULES.get(node.name) or Rule(
-        f"to each input: grad times the local derivative of {op_name(node.name)}, by PyTorch's own "
-        f"formula for {op_name(node.name)}")
+        return Rule(_("your backward: the engine called {function}.backward(ctx, grad) with the gradient "
+                      "arriving").format(function=cls.__name__))
+    known = RULES.get(node.name)
+    if known is not None:
+        return Rule(_(known.formula), known.compute)
+    return Rule(_("to each input: grad times the local derivative of {op}, by PyTorch's own formula for "
+                  "{op}").format(op=op_name(node.name)))
 
 
 def op_name(node_name: str) -> str:
@@ -66,19 +69,22 @@ def formula(node: Node, name_of: Callable[[object], str | None]) -> str:
 
     name_of gives the learner's name for a saved tensor, or None. An input that needs no gradient
     is marked as the place where backprop stops."""
-    rule = rule_for(node)
+    rule = rule_for(node)  # in the current language
     if learner_function(node) is not None:
         return "\n".join([rule.formula] + [
-            f"to {_input_name(node, i)}: " + ("what your backward returned for it" if child is not None
-                                               else "nothing (needs no gradient: backprop stops here)")
-            for i, (child, _) in enumerate(node.next)])
-    fields = {f for _, f, _, _ in Formatter().parse(rule.formula) if f}
+            (_("to {input}: what your backward returned for it") if child is not None
+             else _("to {input}: nothing (needs no gradient: backprop stops here)")).format(
+                input=_input_name(node, i))
+            for i, (child, _nr) in enumerate(node.next)])
+    fields = {f for _text, f, _spec, _conv in Formatter().parse(rule.formula) if f}
     positions = _ADDMM_INPUTS if node.name == "AddmmBackward0" else _INPUTS
     values = {}
     for field in fields:
         saved = node.saved.get(field)
-        if field == "leaf":
-            values[field] = node.label or "the leaf"
+        if field == "input":  # the node's only input (the rules with {input} have one line)
+            values[field] = _input_name(node, 0) if node.next else _("input")
+        elif field == "leaf":
+            values[field] = node.label or _("the leaf")
         elif saved is not None:
             values[field] = _short(saved, name_of, field)
         elif field in positions and positions[field] < len(node.next):
@@ -86,11 +92,9 @@ def formula(node: Node, name_of: Callable[[object], str | None]) -> str:
         else:
             values[field] = field
     lines = rule.formula.format(**values).split("\n")
-    lines = [line.replace("to input:", f"to {_input_name(node, i)}:", 1) if i < len(node.next) else line
-             for i, line in enumerate(lines)]
     if len(lines) == len(node.next):
-        lines = [line + ("   (needs no gradient: backprop stops here)" if child is None else "")
-                 for line, (child, _) in zip(lines, node.next, strict=True)]
+        lines = [_("{rule}   (needs no gradient: backprop stops here)").format(rule=line) if child is None else line
+                 for line, (child, _nr) in zip(lines, node.next, strict=True)]
     return "\n".join(lines)
 
 
@@ -102,7 +106,7 @@ def _input_name(node: Node, position: int) -> str:
     child = node.next[position][0]
     if child is not None and child.label:
         return child.label
-    return "input" if len(node.next) == 1 else f"input {position + 1}"
+    return _("input") if len(node.next) == 1 else _("input {number}").format(number=position + 1)
 
 
 def _short(value, name_of, field: str) -> str:
@@ -132,7 +136,7 @@ def apply_rule(node: Node, grad) -> tuple | None:
     if not rule.compute or not isinstance(grad, torch.Tensor):
         return None
     shaped: list = []
-    for compute, (child, _) in zip(rule.compute, node.next, strict=False):  # cat has more inputs
+    for compute, (child, _nr) in zip(rule.compute, node.next, strict=False):  # cat has more inputs
         if child is None:  # no gradient is wanted there, and the node may not have saved what it needs
             shaped.append(None)
             continue

@@ -18,6 +18,7 @@ import gc
 import warnings
 
 from ..graph import Graph, Node, snapshot
+from ..i18n import _
 from ..names import caller_names, name_in
 from ..tensors import keep
 from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, reentrant_checkpoint
@@ -136,7 +137,7 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     if names is None:
         names = caller_names()
     install()
-    what = label or name_in(names, output) or "the output"
+    what = label or name_in(names, output) or _("the output")
     gradient = check_input(output, gradient, what)
     # A recording makes a few objects per node and no garbage: the cyclic collector, which would
     # otherwise scan the whole kernel many times over on a 10,000-node graph, waits until the end.
@@ -184,8 +185,10 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
                     if found.checkpoint:  # reading a checkpointed value runs its forward again
                         _read_saved(graph)
     except HookFailed as err:
-        raise TraceError(f"{err}. Fix the hook or remove it (h.remove() on the handle register_hook "
-                         f"returned)" + ("." if apply else "; nothing of yours was changed.")) from None
+        fix = (_("{failure}. Fix the hook or remove it (h.remove() on the handle register_hook returned).") if apply
+               else _("{failure}. Fix the hook or remove it (h.remove() on the handle register_hook returned); "
+                      "nothing of yours was changed."))
+        raise TraceError(fix.format(failure=err)) from None
     except Exception as err:  # the engine's own error, or a custom Function's: one paragraph
         raise TraceError(explain(err, what, graph, names, apply)) from None
     finally:
@@ -223,7 +226,7 @@ def _hook_every_node(graph: Graph, recording: Recorder, handles: list, probe_all
 
 def _read_saved(graph: Graph) -> None:
     for node in graph.nodes:
-        _ = node.saved  # read once: cached on the node
+        node.saved  # noqa: B018 -- read once: cached on the node
 
 
 def _build_steps(result: Trace, recording: Recorder, kept_leaf_grads: list) -> None:

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 
 
 from ..display import scrolling, View, evaluate_typed, live
+from ..i18n import _, ngettext
 from ..text import esc
 from .draw import Drawing, Layout
 from .faces import applied_text, recent_html, walk_html, walk_text
@@ -28,13 +29,13 @@ class Stepper(View):
     (1, 'MeanBackward0')
     """
 
-    def __init__(self, trace: Trace, predict: bool = False, apply: bool = False, label: str = "the output"):
+    def __init__(self, trace: Trace, predict: bool = False, apply: bool = False, label: str | None = None):
         self.trace = trace
         self.predicting = predict
         self.apply_at_end = apply
         self.applied = trace.applied  # a trace recorded with apply=True was the backward itself
         self.released = False
-        self.label = label
+        self.label = label if label is not None else _("the output")
         self.index = 0
         self.verdicts: dict[int, Verdict] = {}
         self._layout: Layout | None = None
@@ -74,14 +75,15 @@ class Stepper(View):
         """Check a prediction of what the next step sends on, then reveal that step. An answer that
         cannot be compared (not numbers, the wrong shape or count) reveals nothing: try again."""
         if self.released:
-            return Verdict(False, RELEASED)
+            return Verdict(False, _(RELEASED))
         if self.index >= len(self.trace.steps):
-            return Verdict(False, "backward is finished: there is no step left to predict")
+            return Verdict(False, _("backward is finished: there is no step left to predict"))
         step = self.trace.steps[self.index]
         expected = (step.grad_after,) if step.node.is_accumulator else step.grad_inputs
         verdict = compare(answer, expected, step=step)  # with the step: the usual mistakes named
         if not judged(verdict, expected):
-            return Verdict(False, verdict.message + " (nothing revealed: try again)")
+            return Verdict(False, _("{message} (nothing revealed: try again)").format(message=verdict.message),
+                           diagnosis=verdict.diagnosis)
         self.verdicts[self.index + 1] = verdict
         self.next()
         return verdict
@@ -101,16 +103,18 @@ class Stepper(View):
     @property
     def title(self) -> str:
         n = len(self.trace.steps)
-        return f"backward of {self.label}: {n} step{'s' if n != 1 else ''} in the order the engine ran them"
+        return ngettext("backward of {name}: {count} step in the order the engine ran them",
+                        "backward of {name}: {count} steps in the order the engine ran them", n).format(
+            name=self.label, count=n)
 
     def text(self) -> str:
         if self.released:
-            return RELEASED
+            return _(RELEASED)
         text = walk_text(self.trace, self.title, self.index, self.index if self.predicting else None)
         return text + "\n" + applied_text(self.trace) if self.applied else text
 
     def html(self) -> str:
-        return (f"<p><i>{esc(RELEASED)}</i></p>" if self.released
+        return (f"<p><i>{esc(_(RELEASED))}</i></p>" if self.released
                 else walk_html(self.trace, self.title, self.index, self.index if self.predicting else None))
 
     @property
@@ -150,7 +154,7 @@ class Stepper(View):
         return drawing.png(*args)
 
     def figure_title(self) -> str:
-        return f"backward graph of {self.label}"
+        return _("backward graph of {name}").format(name=self.label)
 
     def build_widget(self):
         import ipywidgets as w
@@ -161,14 +165,14 @@ class Stepper(View):
         self._image = _classed(w.Image(format="png", layout=w.Layout(max_width="none")), "agl-figure")
         self._panel = _classed(w.HTML(), "agl-step-panel")
         buttons = {}
-        for key, text, action in (("reset", "Reset", self.reset), ("prev", "Previous", self.prev),
-                                  ("next", "Next", self.next), ("end", "End", self.end)):
+        for key, text, action in (("reset", _("Reset"), self.reset), ("prev", _("Previous"), self.prev),
+                                  ("next", _("Next"), self.next), ("end", _("End"), self.end)):
             button = w.Button(description=text, layout=w.Layout(width="90px"))
             button.add_class(f"agl-{key}")
             button.on_click(lambda _b, act=action: act())
             buttons[key] = button
         self.buttons = buttons
-        self._slider = _classed(w.IntSlider(value=0, min=0, max=n, description="step", continuous_update=False),
+        self._slider = _classed(w.IntSlider(value=0, min=0, max=n, description=_("step"), continuous_update=False),
                                 "agl-slider")
         self._slider.observe(lambda change: self.goto(change["new"]), names="value")
         self._play = _classed(w.Play(value=0, min=0, max=n, interval=900), "agl-play")
@@ -179,10 +183,10 @@ class Stepper(View):
         figure_and_panel = w.HBox([scrolling(self._image), self._panel], layout=w.Layout(flex_flow="row wrap"))
         children = [controls, figure_and_panel, self._log]
         if self.predicting:
-            self._answer = w.Text(placeholder="what does the next node send on? e.g. [0.5, 1.0]",
+            self._answer = w.Text(placeholder=_("what does the next node send on? e.g. [0.5, 1.0]"),
                                   layout=w.Layout(width="420px"))
             self._answer.add_class("agl-predict")
-            check = w.Button(description="Check")
+            check = w.Button(description=_("Check"))
             check.add_class("agl-predict-check")
             check.on_click(lambda _b: self._check_typed())
             self._verdict = _classed(w.HTML(), "agl-verdict")
@@ -198,12 +202,16 @@ class Stepper(View):
         try:
             answer = evaluate_typed(self._answer.value.strip(), self.trace.names)  # the learner's namespace
         except Exception as err:  # a typo in the box: say so, reveal nothing
-            self._verdict.value = f"<b>could not read that</b>: {esc(type(err).__name__)}: {esc(err)}"
+            unread = esc(_("could not read that"))
+            self._verdict.value = _("{heading}: {text}").format(
+                heading=f"<b>{unread}</b>", text=f"{esc(type(err).__name__)}: {esc(err)}")
             return
         verdict = self.predict(answer)
-        word = "right" if verdict.right else "close" if verdict.diagnosis == "too_few_digits" else "wrong"
-        message = verdict.message.removeprefix(word + ": ")  # the word once, in bold
-        self._verdict.value = f"<b>{word}</b>: {esc(message)}"
+        close = verdict.diagnosis == "too_few_digits"
+        word = _("right") if verdict.right else _("close") if close else _("wrong")
+        # the word once, in bold: 'close: give three significant digits' loses its own
+        message = _("give three significant digits") if close else verdict.message
+        self._verdict.value = _("{heading}: {text}").format(heading=f"<b>{esc(word)}</b>", text=esc(message))
 
     def _refresh(self):
         if self._widget is None or self.released:
@@ -220,7 +228,7 @@ class Stepper(View):
 
     def panel(self) -> str:
         """The current step's panel as plain text."""
-        return RELEASED if self.released else panel_text(self.trace, self.index)
+        return _(RELEASED) if self.released else panel_text(self.trace, self.index)
 
 
 def step(output, gradient=None, predict: bool = False, apply: bool = False,
@@ -235,7 +243,7 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
     """
     if names is None:
         names = caller_names()
-    label = label or name_in(names, output) or "the output"
+    label = label or name_in(names, output) or _("the output")
     # --apply: the recording is the learner's backward itself (one engine run, graph freed)
     recorded = record(output, gradient, names=names, label=label, apply=apply)
     stepper = Stepper(recorded, predict=predict, apply=apply, label=label)
