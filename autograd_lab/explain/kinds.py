@@ -179,7 +179,11 @@ def inplace_modified(msg, ctx):
             "with torch.autograd.detect_anomaly():\n    {loss}.backward()\n"
             "# then make that change out of place (a new tensor), e.g.\n"
             "{target} = {target} + 1      # instead of {target} += 1 or {target}.add_(1)").format(loss=z, target=target)
-    return _("{what} was changed in place after the graph saved it.").format(what=what), why, fix
+    if hits:
+        summary = _("{what} was changed in place after the graph saved it.").format(what=what)
+    else:
+        summary = _("a tensor was changed in place after the graph saved it.")
+    return summary, why, fix
 
 
 no_grad_fn = Told(
@@ -207,7 +211,11 @@ def leaf_inplace(msg, ctx):
         fix += "\n" + _("# or, to get a new value inside the graph, change a copy instead:\n"
                         "{copy} = {tensor}.clone()\n{changed}").format(
                             copy=w + "2", tensor=w, changed=c.rename_base(code, w, w + "2"))
-    summary = _("{part} was changed in place, and {tensor} is a leaf that requires grad.").format(part=part, tensor=w)
+    if view:
+        summary = _("a part of {tensor} (a view) was changed in place, and {tensor} is a leaf that requires "
+                    "grad.").format(tensor=w)
+    else:
+        summary = _("{tensor} was changed in place, and {tensor} is a leaf that requires grad.").format(tensor=w)
     return summary, why, fix
 
 
@@ -248,29 +256,37 @@ nonleaf_grad = Told(
     attr="grad", words=_made)
 
 
-def _devices(msg, ctx, t, name) -> dict:
+def device_mismatch(msg, ctx):
     found = re.search(r"expected (?:device )?(\S+?)!? but got (\S+)", msg) or re.search(
         r"on device (\S+) is not on the expected device (\S+?)!", msg)
-    want, got = (found.group(1), found.group(2)) if found and "expected device" in msg else \
-        ((found.group(2), found.group(1)) if found else (_("one device"), _("another")))
     fn = re.match(r"Function (\w+) returned", msg)
-    if fn:
-        first = _("{function} returned a tensor on {got}, but the tensor it belongs to lives on {want}.").format(
-            function=fn.group(1), got=got, want=want)
-    else:
-        first = _("the gradient given to backward is a tensor on {got}, but the tensor it belongs to lives on "
-                  "{want}.").format(got=got, want=want)
-    return {"want": want, "got": got, "first": first}
-
-
-device_mismatch = Told(
-    "z", N_("a gradient on {got} met a tensor on {want}."),
+    name, _t = _named(ctx, "z")
+    if found:
+        want, got = (found.group(1), found.group(2)) if "expected device" in msg else (found.group(2), found.group(1))
+        summary = _("a gradient on {got} met a tensor on {want}.").format(got=got, want=want)
+        if fn:
+            first = _("{function} returned a tensor on {got}, but the tensor it belongs to lives on {want}.")
+        else:
+            first = _("the gradient given to backward is a tensor on {got}, but the tensor it belongs to lives on "
+                      "{want}.")
+        first = first.format(function=fn.group(1) if fn else "", got=got, want=want)
+    else:  # the message names no devices
+        summary = _("a gradient on another met a tensor on one device.")
+        if fn:
+            first = _("{function} returned a tensor on another, but the tensor it belongs to lives on one "
+                      "device.").format(function=fn.group(1))
+        else:
+            first = _("the gradient given to backward is a tensor on another, but the tensor it belongs to lives "
+                      "on one device.")
     # Translators: {first} is a whole sentence: which gradient is on which device
-    N_("{first} Every gradient must be on the same device as its tensor, and autograd does not move them for you."),
-    N_("{name}.backward(torch.ones_like({name}))   # ones_like makes the gradient on {name}'s device\n"
-       "# or move a gradient you built:  g = g.to({name}.device)\n"
-       "# in a custom Function: save ctx.device = x.device in forward, return grad.to(ctx.device)"),
-    words=_devices)
+    why = _("{first} Every gradient must be on the same device as its tensor, and autograd does not move them "
+            "for you.").format(first=first)
+    fix = _("{name}.backward(torch.ones_like({name}))   # ones_like makes the gradient on {name}'s device\n"
+            "# or move a gradient you built:  g = g.to({name}.device)\n"
+            "# in a custom Function: save ctx.device = x.device in forward, return grad.to(ctx.device)").format(
+                name=name)
+    return summary, why, fix
+
 
 gradient_shape = Told(
     "z", N_("the gradient given to {name}.backward() has the wrong shape."),
