@@ -151,7 +151,8 @@ def cells(report: StorageReport) -> list[list[str]]:
 def details(report: StorageReport) -> list[str]:
     """A line for every row that did not simply work, and for every warning PyTorch gave."""
     name = report.subject.name
-    lines = [f"{r.code}: {verdict(r, name)}" for r in report.rows if r.after_inplace != "ok"]
+    lines = [_("{code}: {verdict}").format(code=r.code, verdict=verdict(r, name))
+             for r in report.rows if r.after_inplace != "ok"]
     for r in report.rows:
         for warning in r.warnings:
             lines.append(_("{code}: PyTorch warns \"{warning}\" It copies anyway, as {fix} does, which is the "
