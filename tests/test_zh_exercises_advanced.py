@@ -1,0 +1,329 @@
+"""The exercises of lessons 06-10 (topics vjp, freezing, hooks, own_backward, history) in Chinese:
+every exercise, with no seed and with a seed, has its statement (text and HTML, the comments of its
+setup code included), hints, solution, every diagnosis, and the verdicts on the right answer and on
+each known mistake in Chinese with no English sentence left; and the English faces stay as they were."""
+import re
+
+import pytest
+import torch
+from helpers import english_words
+
+from autograd_lab.practice import faces
+from autograd_lab.practice.bank import exercise
+from autograd_lab.practice.backward_exercise import BackwardExercise
+from autograd_lab.practice.checking import ____
+from autograd_lab.practice.code_task import CodeExercise
+from autograd_lab.practice.registry import registered
+from autograd_lab.practice.topics import history, own_backward
+from autograd_lab.text import esc
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")
+
+TOPICS = ("vjp", "freezing", "hooks", "own_backward", "history")
+NAMES = [e.name for e in registered()
+         if e.build.__module__.rsplit(".", 1)[-1] in TOPICS or e.name.startswith("backward_")]
+SEEDS = [None, 3]
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+# PyTorch's own error messages, quoted as they are
+PYTORCH = ("Trying to backward through the graph a second time", "Inference tensors cannot be saved for backward",
+           "element 0 of tensors does not require grad")
+# the solutions as code (function and torch.autograd.Function subclass)
+CODE = {"backward_tanh": own_backward.TANH, "backward_sigmoid": own_backward.SIGMOID,
+        "backward_mul": own_backward.MUL, "backward_broadcast_add": own_backward.ADD,
+        "backward_mean": own_backward.MEAN, "backward_neuron": own_backward.NEURON}
+
+
+def is_chinese(text: str) -> bool:
+    return bool(CHINESE.search(text))
+
+
+def assert_chinese(text: str, what: str, allowed: tuple[str, ...] = ()):
+    assert is_chinese(text), (what, text)
+    assert english_words(text, allowed=PYTORCH + allowed) == [], (what, text)
+
+
+def code_only(text: str) -> bool:
+    """A hint that is a line of code alone (it has no words to translate)."""
+    return text.startswith(("return ", "local = ", "J[i, i] = "))
+
+
+OPTION = re.compile(r"^  \([a-z]\) .*$", re.M)  # a choice's option: code, or a shape
+
+
+def prose(text: str, setup: str) -> str:
+    """A statement (text or HTML) without its code: the setup and the options to choose among."""
+    return OPTION.sub("", text.replace(setup, ""))
+
+
+def comments(setup: str) -> str:
+    return "\n".join(line.split("#", 1)[1] for line in setup.splitlines() if "#" in line)
+
+
+def defined(code: str):
+    ns = {"torch": torch}
+    exec(code, ns)
+    return next(v for k, v in ns.items() if k not in ("torch", "__builtins__"))
+
+
+def answer_of(value):
+    """A value of torch (a tensor, or a tuple holding tensors) as the learner types it: numbers."""
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
+    if isinstance(value, tuple):
+        return tuple(answer_of(v) for v in value)
+    return value
+
+
+def fixed(w, opt, x, h):
+    opt.zero_grad()
+    h = torch.tanh(x * w + h.detach())
+    loss = (h - 0.5).pow(2).mean()
+    loss.backward()
+    opt.step()
+    return h
+
+
+def variant(cut_in=lambda h: h, cut_out=lambda h: h, retain=True, loss_of=lambda h: (h - 0.5).pow(2).mean()):
+    def step(w, opt, x, h):
+        opt.zero_grad()
+        h = cut_out(torch.tanh(x * w + cut_in(h)))
+        loss_of(h).backward(retain_graph=retain)
+        opt.step()
+        return h
+    return step
+
+
+def fails(w, opt, x, h):
+    raise RuntimeError("boom")
+
+
+# the wrong backwards of the implement-a-backward exercises, written by hand (their diagnoses are
+# the exercises' own mistakes and the standard ones: sign, grad_output left out, broadcast shape)
+WRONG_BACKWARDS = {
+    "backward_tanh": [lambda g, x, out: -g * (1 - out**2), lambda g, x, out: 1 - out**2,
+                      lambda g, x, out: g / torch.cosh(out)**2, lambda g, x, out: g * (1 - x * x)],
+    "backward_sigmoid": [lambda g, x, out: g * out * (out - 1), lambda g, x, out: out - out**2,
+                         lambda g, x, out: g * torch.sigmoid(out) * torch.sigmoid(-out),
+                         lambda g, x, out: g * (x - x**2)],
+    "backward_mul": [lambda g, x, y: (g * x, g * y), lambda g, x, y: (g * y, g * y),
+                     lambda g, x, y: (g * y, -g * x), lambda g, x, y: (y.clone(), x.clone())],
+    "backward_broadcast_add": [lambda g, x, b: (g, g.clone()), lambda g, x, b: (g, g.flatten(0, -2).mean(0)),
+                               lambda g, x, b: (torch.ones_like(x), torch.ones_like(x).flatten(0, -2).sum(0)),
+                               lambda g, x, b: (g, -g.sum_to_size(b.shape)), lambda g, x, b: (g, g * 2)],
+    "backward_mean": [lambda g, x: g[:, None].expand_as(x) * 1.0, lambda g, x: g[:, None].expand_as(x) / x.numel(),
+                      lambda g, x: torch.ones_like(x) / x.shape[1],
+                      lambda g, x: -g.unsqueeze(1).expand_as(x) / x.shape[1], lambda g, x: g / x.shape[1]],
+    "backward_neuron": [
+        lambda g, w, x, b, out: (g * x, g * w, g.clone()),
+        lambda g, w, x, b, out: tuple(g * (1 - (w @ x + b)**2) * t for t in (x, w, 1.0)),
+        lambda g, w, x, b, out: tuple(g / torch.cosh(out)**2 * t for t in (x, w, 1.0)),
+        lambda g, w, x, b, out: (g * (1 - out**2) * w, g * (1 - out**2) * x, g * (1 - out**2)),
+        lambda g, w, x, b, out: ((1 - out**2) * x, (1 - out**2) * w, 1 - out**2),
+    ],
+}
+
+
+def known_mistakes(ex) -> list:
+    """Answers that make each known mistake of the exercise: the diagnosers' own values where they
+    have one (the whole answer, or one part of it with the other parts right), else written here."""
+    answers = []
+    for d in ex.diagnosers:
+        if d.when is not None:
+            continue
+        if d.part is None:
+            answers.append(answer_of(d.value))
+        else:
+            whole = list(answer_of(ex.expected))
+            whole[d.part] = answer_of(d.value)
+            answers.append(tuple(whole))
+    name = ex.name
+    if name == "jacobian_shape":
+        answers.append(("a", answer_of(ex.expected[1])))
+    elif name == "frozen_grads":
+        answers += [{"model.0", "model.2"}, {"model.2.bias"}]
+    elif name in ("which_mode_records", "target_without_graph"):
+        right = ex.expected
+        answers += [tuple(not v if i == j else v for j, v in enumerate(right)) for i in range(len(right))]
+    elif name == "exploding_layer":
+        answers += [letter for letter in "abcd" if letter != ex.expected]
+    elif name == "carried_history":
+        carrier, fixes = next(iter(ex.expected[0])), set(ex.expected[1])
+        other = "avg" if carrier == "total" else "total"
+        answers += [({carrier, "loss"}, fixes), ({carrier, other}, fixes), ({carrier, "w"}, fixes), (set(), fixes),
+                    ({carrier}, fixes | {"b"}), ({carrier}, fixes | {"c"}), ({carrier}, fixes - {"a"}),
+                    ({carrier}, fixes - {"d"})]
+    elif name == "fix_training_step":
+        answers += [variant(), variant(retain=False), variant(cut_in=lambda h: h.clone()),
+                    variant(cut_out=lambda h: h.detach(), retain=False),
+                    variant(cut_in=lambda h: torch.zeros_like(h), retain=False),
+                    fails, lambda w, opt, x, h: None]
+    elif name in WRONG_BACKWARDS:
+        answers += WRONG_BACKWARDS[name]
+    return answers
+
+
+def right_answer(ex):
+    if isinstance(ex, BackwardExercise):
+        return defined(CODE[ex.name][0])
+    if isinstance(ex, CodeExercise):
+        return fixed
+    return answer_of(ex.expected)
+
+
+def test_every_exercise_of_the_room_is_here():
+    assert len(NAMES) == 17
+    assert {"vjp_weights", "frozen_grads", "hook_doubles", "backward_neuron", "fix_training_step"} <= set(NAMES)
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=["no seed", "seed 3"])
+@pytest.mark.parametrize("name", NAMES)
+def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
+    ex = exercise(name, seed=seed)
+    text, html = faces.exercise_text(ex), faces.statement_html(ex)
+    block = "\n".join("    " + line if line else "" for line in ex.setup.splitlines())
+    assert block in text and esc(ex.setup) in html
+    assert_chinese(prose(text, block), "statement")
+    assert_chinese(prose(html, esc(ex.setup)), "statement html")
+    assert english_words(comments(ex.setup), allowed=PYTORCH) == [], ex.setup
+    if name not in ("which_mode_records", "jacobian_shape", "vjp_weights", "grad_vs_backward", "hook_doubles",
+                    "retain_grad_and_hook"):  # these have no comments, or only names of cases
+        assert is_chinese(comments(ex.setup)), ex.setup
+    for field in (ex.intro, prose(ex.question, ""), ex.answer_form, ex.praise):
+        assert_chinese(field, "statement field")
+    if not isinstance(ex, (BackwardExercise, CodeExercise)):  # those kinds are their class's own
+        assert english_words(ex.kind) == []
+    for i, hint in enumerate(ex.hints, 1):
+        note = ex.hint(i)
+        assert note.text == hint
+        if not code_only(hint):
+            assert_chinese(hint, "hint")
+        assert_chinese(repr(note), "hint note", allowed=(hint,) if code_only(hint) else ())
+    assert_chinese(ex.solution().text, "solution", allowed=CODE.get(name, ()))
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=["no seed", "seed 3"])
+@pytest.mark.parametrize("name", NAMES)
+def test_every_diagnosis_and_verdict_is_chinese(zh, name, seed):
+    ex = exercise(name, seed=seed)
+    for d in ex.diagnosers:
+        assert_chinese(d.message, "diagnosis")
+    right = ex.check(right_answer(ex))
+    assert right.status == "correct", right.message
+    assert_chinese(right.message, "praise")
+    assert ex.check(____).status == "not attempted"
+    reached, mistakes = set(), known_mistakes(ex)
+    assert len(mistakes) >= 2
+    for answer in mistakes:
+        result = ex.check(answer)
+        assert result.status == "incorrect", (answer, result.message)
+        assert_chinese(result.message, "verdict")
+        reached.add(result.diagnosis)
+    if not isinstance(ex, BackwardExercise):  # a backward's diagnosers are one per mistake and group of inputs
+        assert {d.key for d in ex.diagnosers} <= reached, name
+
+
+def test_the_code_task_says_what_the_step_did_in_chinese(zh):
+    ex = exercise("fix_training_step")
+    assert_chinese(ex.confirm().text, "confirm")
+    failed = ex.check(fails)
+    assert failed.diagnosis == "explained" and "（出错）" in failed.message
+    ex.check(variant())
+    text = ex.confirm().text
+    assert_chinese(text, "confirm")
+    assert "4，7，10" in text
+    for training in (history.Training(error, grows, False, trains, sizes)
+                     for error in ("", "freed", "no_grad", "error") for grows in (False, True)
+                     for trains in (False, True) for sizes in ((), (4, 7))):
+        assert_chinese(training.describe(), "what the step did")
+    returned = ex.check(lambda w, opt, x, h: None)
+    assert returned.diagnosis == "form" and "NoneType" in returned.message
+    assert_chinese(returned.message, "form")
+
+
+def test_the_titles_are_chinese(zh):
+    from autograd_lab.i18n import _
+
+    for entry in registered():
+        if entry.name in NAMES:
+            assert_chinese(_(entry.title), "title")
+
+
+# ---- the English faces, byte for byte -------------------------------------------------------------
+
+ENGLISH = {
+    ("vjp_weights", None): "J = diag(2 x) = diag([2.0000, 4.0000, 6.0000]), so v @ J = v * 2x = "
+                           "[2.0000, 0.0000, 12.0000].\nbackward(v) never builds J: PowBackward0 multiplies "
+                           "what arrives (v) by 2x.",
+    ("jacobian_shape", None): "J has shape (3, 3) (3 elements of y by 3 of x); it is diagonal because x**3 acts "
+                              "element by element, and its diagonal is 3 x**2 = [0.0000, 3.0000, 12.0000].",
+    ("hook_doubles", 1): "y.sum() sends ones to y; the hook makes them twos; MulBackward0 multiplies by 5: "
+                         "x.grad = [10.0000, 10.0000, 10.0000] (without the hook [5.0000, 5.0000, 5.0000]).",
+    ("retain_grad_and_hook", None): "dz/dh = 2h = [4.0000, 8.0000, 12.0000]; the hook adds 1; h.grad keeps the "
+                                    "result, [5.0000, 9.0000, 13.0000] (retain_grad stores it after the other "
+                                    "hooks, even though it was called first). x.grad = 2 * h.grad = "
+                                    "[10.0000, 18.0000, 26.0000].",
+    ("carried_history", 1): "avg carries history: it is computed from its previous value and from a tensor with a "
+                            "graph, so its graph holds every step so far (5, 10, 15 nodes after 1, 2, 3 steps: walk "
+                            "it with autograd_lab.graph.walk, or see %%backward_profile's table). Fixes that cut it: "
+                            "a, d. detach() and no_grad keep the value and drop the history; clone() stays in the "
+                            "graph, and retain_graph=True cuts nothing.",
+    ("target_without_graph", None): "Works: no_grad: yes, inference_mode: no, detach: yes.\nno_grad and detach() "
+                                    "give normal tensors without a graph. inference_mode gives inference tensors, "
+                                    "faster to make but barred from autograd later: a node may not save one. Use "
+                                    "inference_mode only for values that never meet autograd again.",
+}
+
+
+@pytest.mark.parametrize(("name", "seed"), list(ENGLISH))
+def test_english_solutions_are_unchanged(name, seed):
+    assert exercise(name, seed=seed).solution_text == ENGLISH[name, seed]
+
+
+def test_english_statements_are_unchanged():
+    assert faces.exercise_text(exercise("carried_history", seed=1)) == (
+        "Exercise carried_history (seed 1): Which variable carries history across training steps\n\n"
+        "A training loop that also keeps a log of the loss and a running mean of the activations.\n\n"
+        "    torch.manual_seed(1)\n    w = torch.randn(3, requires_grad=True)\n"
+        "    opt = torch.optim.SGD([w], lr=0.1)\n    total, avg = torch.zeros(()), torch.zeros(3)\n"
+        "    for x in torch.randn(6, 3):\n        opt.zero_grad()\n        out = torch.tanh(x * w)\n"
+        "        loss = out.pow(2).mean()\n        loss.backward()\n        opt.step()\n"
+        "        total = total + loss.item()       # for the log\n"
+        "        avg = 0.9 * avg + 0.1 * out        # a running mean of the activations\n\n"
+        "Which of w, out, loss, total, avg carries the graph of earlier steps into the next one? And which of "
+        "these changes (each alone) stop it?\n  (a) avg = 0.9 * avg + 0.1 * out.detach()\n"
+        "  (b) avg = 0.9 * avg + 0.1 * out.clone()\n  (c) loss.backward(retain_graph=True)\n"
+        "  (d) with torch.no_grad(): avg = 0.9 * avg + 0.1 * out\n"
+        "Answer with a pair: the set of variable names, then the set of letters among a, b, c, d.\n"
+        'Check with ex.check(({"..."}, {"..."})), after ex = autograd_lab.exercise("carried_history", seed=1)\n'
+        "Help: .hint() gives the next of 2 hints, .solution() the worked solution.")
+    assert faces.exercise_text(exercise("backward_mul")) == (
+        "Exercise backward_mul: Write the backward of x * y\n\n"
+        "out = x * y, element by element, x and y of the same shape. The backward returns one gradient per "
+        "input.\n\n    def mul_backward(grad_output, x, y):\n"
+        "        # out = x * y; return (gradient for x, gradient for y)\n        return ____\n\n"
+        "Write the backward of x * y. Write it as a function, or as a torch.autograd.Function subclass "
+        "(forward(ctx, x, y) computing x * y, backward(ctx, grad_output)): ex.check(YourFunction).\n"
+        "Answer with your function mul_backward(grad_output, x, y) (out = x * y; return (gradient for x, "
+        "gradient for y)), or a torch.autograd.Function subclass.\n"
+        'Check with ex.check(mul_backward), after ex = autograd_lab.exercise("backward_mul")\n'
+        "Help: .hint() gives the next of 3 hints, .solution() the worked solution.")
+    setup = exercise("fix_training_step").setup
+    assert "h = torch.tanh(x * w + h)            # the state carried to the next step\n" in setup
+    assert ("loss.backward(retain_graph=True)     # added after 'Trying to backward through the graph a "
+            "second time'\n") in setup
+
+
+def test_english_descriptions_of_a_step_are_unchanged():
+    describe = [history.Training(e, g, False, t, s).describe()
+                for e, g, t, s in [("", False, True, ()), ("", True, False, ()), ("", False, False, (4, 7, 10)),
+                                   ("freed", False, False, ()), ("no_grad", False, False, ()),
+                                   ("error", False, False, ())]]
+    assert describe == ["the state's graph keeps one size from step to step; w ends where the training takes it",
+                        "the state's graph grows with every step; w does not end where the training takes it",
+                        "the state's graph has 4, 7, 10 nodes after each step; w does not end where the training "
+                        "takes it",
+                        "a step fails (freed)", "a step fails (no grad)", "a step fails (error)"]
+    ex = exercise("fix_training_step")
+    assert ex.check(lambda w, opt, x, h: None).message == ("Incorrect. Your step returned NoneType; return the "
+                                                           "state h for the next step.")
+    assert ex.check(fails).message == "Incorrect. What your code does: a step fails (error)."
