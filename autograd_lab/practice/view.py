@@ -4,6 +4,8 @@ through to the model), and the %exercise widget: the statement with an answer bo
 Solution buttons and the feedback."""
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping
 
 from ..display import ModelView, evaluate_typed
@@ -100,9 +102,14 @@ class ExerciseView(ExercisePage):
 
 
 def _inside(example: str) -> str:
-    """'ex.check(x.grad)' -> 'x.grad': what goes in the box."""
-    prefix = "ex.check("
-    return example[len(prefix):-1] if example.startswith(prefix) and example.endswith(")") else example
+    """What goes in the box: the argument of each ex.check(...) of the example.
+
+    >>> _inside("ex.check(x.grad)"), _inside("ex.check(([2.0], [1.0]))")
+    ('x.grad', '([2.0], [1.0])')
+    >>> _inside('ex.check(lambda x: ...) or ex.check("formula in x")')
+    'lambda x: ... or "formula in x"'
+    """
+    return re.sub(r"ex\.check\((.*?)\)(?=\s|$)", r"\1", example)
 
 
 class CatalogView(ModelView):
