@@ -71,11 +71,19 @@ def _facts(prof) -> list[str]:
                 first=counts[0], last=counts[-1], growth=f"{prof.growth:g}"))
         else:
             lines.append(_("graph: {first} -> {last} nodes (flat)").format(first=counts[0], last=counts[-1]))
-    nothing = _("nothing")
-    lines.append(_("carries history across steps: {names}").format(names=", ".join(prof.carriers) or nothing))
-    lines.append(_("arrives with history: {names}").format(names=", ".join(prof.history_in) or nothing))
-    data = ", ".join(_("{name} ({count} numbers)").format(name=n, count=k) for n, k in prof.data)
-    lines.append(_("data that requires grad: {data}").format(data=data or _("none")))
+    if prof.carriers:
+        lines.append(_("carries history across steps: {names}").format(names=", ".join(prof.carriers)))
+    else:
+        lines.append(_("carries history across steps: nothing"))
+    if prof.history_in:
+        lines.append(_("arrives with history: {names}").format(names=", ".join(prof.history_in)))
+    else:
+        lines.append(_("arrives with history: nothing"))
+    if prof.data:
+        data = ", ".join(_("{name} ({count} numbers)").format(name=n, count=k) for n, k in prof.data)
+        lines.append(_("data that requires grad: {data}").format(data=data))
+    else:
+        lines.append(_("data that requires grad: none"))
     return lines
 
 
