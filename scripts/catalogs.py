@@ -95,21 +95,40 @@ def extract(domains: list[str] | None = None) -> None:
             print(f"{path.relative_to(ROOT)}: {len(catalog)} sentences")
 
 
-def untranslated(domain: str, code: str = "zh") -> list[str]:
-    """The sentences of a room that have no translation yet (after extract)."""
-    return [m.id for m in read(code, domain) if m.id and (not m.string or m.fuzzy)]
+def _done(message) -> bool:
+    strings = message.string if isinstance(message.string, (tuple, list)) else (message.string,)
+    return all(strings) and not message.fuzzy
 
 
-def fill(domain: str, translations: dict[str, str], code: str = "zh") -> int:
+def untranslated(domain: str, code: str = "zh") -> dict[str, str | list[str]]:
+    """The sentences of a room that have no translation yet (after extract), keyed by the English
+    (a plural by its singular, with one empty form per plural form of the language)."""
+    out: dict[str, str | list[str]] = {}
+    for m in read(code, domain):
+        if m.id and not _done(m):
+            if isinstance(m.id, (tuple, list)):
+                out[m.id[0]] = [""] * len(m.string)
+            else:
+                out[m.id] = ""
+    return out
+
+
+def fill(domain: str, translations: dict[str, str | list[str]], code: str = "zh") -> int:
     """Set translations {English sentence: translation} in a room's .po; returns how many were set.
-    A sentence that is not in the catalog (extract first) is refused, with its text."""
+    A plural is keyed by its singular and given as a list of forms (Chinese has one). A sentence
+    that is not in the catalog (extract first) is refused, with its text."""
     catalog = read(code, domain)
-    unknown = [k for k in translations if catalog.get(k) is None]
+    by_singular = {m.id[0]: m for m in catalog if isinstance(m.id, (tuple, list))}
+    found = {k: catalog.get(k) or by_singular.get(k) for k in translations}
+    unknown = [k for k, m in found.items() if m is None]
     if unknown:
         raise SystemExit("not in the catalog (run extract first, or check the text):\n" + "\n".join(map(repr, unknown)))
     for english, text in translations.items():
-        message = catalog.get(english)
-        message.string = text
+        message = found[english]
+        plural = isinstance(message.id, (tuple, list))
+        if plural != isinstance(text, list):
+            raise SystemExit(f"{english!r}: a plural takes a list of forms, a sentence one string")
+        message.string = tuple(text) if plural else text
         message.flags.discard("fuzzy")
     with po_path(code, domain).open("wb") as f:
         write_po(f, catalog, width=100, sort_by_file=True)
@@ -143,14 +162,30 @@ def problems(code: str = "zh") -> list[str]:
             if have is None:
                 out.append(f"{domain}: not in the catalog ({where}): {message.id!r}")
                 continue
-            strings = have.string if isinstance(have.string, (tuple, list)) else (have.string,)
-            if not all(strings) or have.fuzzy:
+            if not _done(have):
                 out.append(f"{domain}: not translated ({where}): {message.id!r}")
                 continue
+            strings = have.string if isinstance(have.string, (tuple, list)) else (have.string,)
             ids = message.id if isinstance(message.id, (tuple, list)) else (message.id,)
             for s in strings:
                 if fields(s) != fields(ids[0]):
                     out.append(f"{domain}: placeholders differ ({where}): {message.id!r} -> {s!r}")
+    return out + conflicts(code)
+
+
+def conflicts(code: str = "zh") -> list[str]:
+    """The lab looks a sentence up in every room's catalog in turn (i18n.DOMAINS' order) and takes
+    the first translation: the same English translated two ways in two rooms would show the first
+    room's words in the second. Each such sentence, with its rooms."""
+    seen: dict = {}
+    out = []
+    for domain in DOMAINS:
+        for m in read(code, domain):
+            if m.id and _done(m):
+                first = seen.setdefault(m.id, (domain, m.string))
+                if first[1] != m.string:
+                    out.append(f"{domain}: translated otherwise in {first[0]}: {m.id!r} -> {m.string!r} "
+                               f"against {first[1]!r}")
     return out
 
 
@@ -159,7 +194,7 @@ if __name__ == "__main__":
     if command == "extract":
         extract(sys.argv[2:])
     elif command == "untranslated":
-        print(json.dumps({m: "" for m in untranslated(sys.argv[2])}, ensure_ascii=False, indent=1))
+        print(json.dumps(untranslated(sys.argv[2]), ensure_ascii=False, indent=1))
     elif command == "fill":
         print(fill(sys.argv[2], json.loads(Path(sys.argv[3]).read_text(encoding="utf-8"))), "set")
     elif command == "compile":
