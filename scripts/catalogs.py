@@ -12,6 +12,7 @@ modules SOURCES names for it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -139,8 +140,11 @@ def compile_all() -> None:
     for code in TRANSLATED:
         for domain in DOMAINS:
             catalog = read(code, domain)
-            with po_path(code, domain).with_suffix(".mo").open("wb") as f:
+            target = po_path(code, domain).with_suffix(".mo")
+            partial = target.with_name(f".{target.name}.{os.getpid()}")
+            with partial.open("wb") as f:
                 write_mo(f, catalog)
+            os.replace(partial, target)  # a kernel reading the catalog never sees half a file
 
 
 def fields(text: str) -> list[str]:

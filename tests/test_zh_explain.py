@@ -400,3 +400,11 @@ def test_the_english_kind_names():
         "backward twice", "non scalar", "inplace modified", "inplace modified", "leaf inplace", "leaf inplace",
         "int requires grad", "nonleaf grad", "device mismatch", "device mismatch", "device mismatch",
         "gradient shape"]]
+
+
+def test_the_device_a_message_names_first_is_read_the_right_way_round():
+    """'Tensor on device meta is not on the expected device cpu!' got meta where cpu was wanted, as
+    'expected device cpu but got meta' does: both read the same way."""
+    for message in ("Function BadBackward returned an invalid gradient at index 0 - expected device cpu but got meta",
+                    "Tensor on device meta is not on the expected device cpu!"):
+        assert explanation_of(message).summary == "a gradient on meta met a tensor on cpu.", message

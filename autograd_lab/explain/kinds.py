@@ -257,12 +257,14 @@ nonleaf_grad = Told(
 
 
 def device_mismatch(msg, ctx):
-    found = re.search(r"expected (?:device )?(\S+?)!? but got (\S+)", msg) or re.search(
-        r"on device (\S+) is not on the expected device (\S+?)!", msg)
+    # "expected device cpu but got meta" names the wanted device first; "Tensor on device meta is not
+    # on the expected device cpu!" names the one it got first
+    found = re.search(r"expected (?:device )?(\S+?)!? but got (\S+)", msg)
+    other = None if found else re.search(r"on device (\S+) is not on the expected device (\S+?)!", msg)
     fn = re.match(r"Function (\w+) returned", msg)
     name, _t = _named(ctx, "z")
-    if found:
-        want, got = (found.group(1), found.group(2)) if "expected device" in msg else (found.group(2), found.group(1))
+    if found or other:
+        want, got = (found.group(1), found.group(2)) if found else (other.group(2), other.group(1))
         summary = _("a gradient on {got} met a tensor on {want}.").format(got=got, want=want)
         if fn:
             first = _("{function} returned a tensor on {got}, but the tensor it belongs to lives on {want}.")
