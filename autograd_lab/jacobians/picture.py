@@ -3,6 +3,7 @@ elements of the input), zero white, so the pattern (a diagonal, a full block) sh
 from __future__ import annotations
 
 from matplotlib.figure import Figure
+
 from ..fonts import figure_text
 from ..i18n import _
 
@@ -10,7 +11,7 @@ from ..i18n import _
 @figure_text
 def picture(jac) -> Figure:
     rows, cols = jac.shape
-    fig = Figure(figsize=(min(2 + cols * 0.35, 7), min(1.5 + rows * 0.35, 6)))
+    fig = Figure(figsize=(min(2.4 + cols * 0.35, 7), min(1.5 + rows * 0.35, 6)), layout="constrained")
     ax = fig.add_subplot()
     data = jac.matrix.detach().double().cpu().numpy()
     top = float(abs(data).max()) if data.size else 1.0
@@ -19,5 +20,4 @@ def picture(jac) -> Figure:
     ax.set_xlabel(_("element of {x}").format(x=jac.in_label))
     ax.set_ylabel(_("element of {y}").format(y=jac.out_label))
     ax.set_title(f"d{jac.out_label}/d{jac.in_label}: {rows} x {cols}", fontsize=9)
-    fig.subplots_adjust(left=0.18, bottom=0.15)
     return fig
