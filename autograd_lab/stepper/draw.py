@@ -33,6 +33,7 @@ MAX_ROWS_FOR_LABELS = 40
 # Characters of a stop's label and of a note line, and inches between the labels of one node's
 # stops: so figures stay readable.
 STOP_WORDS, NOTE, FAN = 28, 90, 0.17
+TITLE = 11.0  # points: the title and the notes above the graph
 
 
 class Layout:
@@ -109,8 +110,9 @@ class Drawing:
         # a labelled stop may reach past the rightmost box: widen the figure (in columns) to hold it
         reach = max([pos[n][0] + 0.36 + points(words) * 0.85 / 72 / column
                      for n in shown for words in stop_words(n, labels)] or [0.0]) if self.labelled else 0.0
-        right = max(max(xs) + 0.6, reach + 0.12)
-        size = (max(column * (right - min(xs) + 0.6), 3.2), height + heading)
+        above = self._heading_lines(layout, title, notes)
+        left, right = _widened(min(xs) - 0.6, max(max(xs) + 0.6, reach + 0.12), column, above)
+        size = (max(column * (right - left), 3.2), height + heading)
         self.figure = fig = Figure(figsize=size)
         ax = fig.add_axes((0, 0, 1, height / (height + heading)))
         ax.set_axis_off()
@@ -138,9 +140,10 @@ class Drawing:
             for node in shown:
                 ax.text(*pos[node], "\n".join(texts[node]), ha="center", va="center", fontsize=font,
                         linespacing=1.15, zorder=4)
-        ax.set_xlim(min(xs) - 0.6, right)
+        ax.set_xlim(left, right)
         ax.set_ylim(min(ys) - 0.5 - half, max(ys) + 0.1 + half)
-        self._heading(layout, title, notes)
+        if above:
+            self.figure.suptitle("\n".join(above), fontsize=TITLE, y=1 - 0.08 / size[1], va="top")
 
     def _stops(self, ax, labels: dict, font: float) -> None:
         """The dotted 'stop' marks of inputs that need no gradient, with what cut each when known.
@@ -166,17 +169,15 @@ class Drawing:
                     ha="left", va="center", zorder=6,
                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5} if cut else None)
 
-    def _heading(self, layout: Layout, title: str | None, notes: tuple[str, ...]) -> None:
+    def _heading_lines(self, layout: Layout, title: str | None, notes: tuple[str, ...]) -> list[str]:
+        """The lines above the graph: the title with how much is shown, then the notes."""
         first = [title] if title else []
         total = len(layout.graph.nodes)
         if len(self.nodes) < total:
             first.append(_("(showing {shown} of {total} nodes)").format(shown=len(self.nodes), total=total))
         if not self.labelled:
             first.append(_("(too many nodes for readable labels: %backward shows them a few at a time)"))
-        lines = ["  ".join(first), *notes] if first else list(notes)
-        if lines:
-            height = self.figure.get_size_inches()[1]
-            self.figure.suptitle("\n".join(lines), fontsize=11, y=1 - 0.08 / height, va="top")
+        return ["  ".join(first), *notes] if first else list(notes)
 
     def _colors(self, current, done, ready) -> list[str]:
         return [COLORS["current" if n is current else "done" if n in done else "ready" if n in ready else "waiting"]
@@ -216,6 +217,16 @@ class Drawing:
                                                       (x + 0.48, y + self.half + 0.02)])
             rects.append((int(height - top) + 2, int(height - bottom) - 1, int(left) + 2, int(right) - 1))
         return BandedPng(pixels, rects, blank=COLORS["waiting"])
+
+
+def _widened(left: float, right: float, column: float, lines: list[str]) -> tuple[float, float]:
+    """The x range (in columns) that also holds the title and notes above the graph (a Chinese line is
+    about twice as wide as its English): wider on both sides, the columns kept at their size."""
+    needed = max((points(line) for line in lines), default=0.0) * TITLE / FONT / 72 + 0.3  # inches
+    if needed <= max(column * (right - left), 3.2):
+        return left, right
+    extra = (needed - column * (right - left)) / column / 2
+    return left - extra, right + extra
 
 
 def draw(layout: Layout, current: Node | None = None, done=frozenset(), ready=frozenset(),

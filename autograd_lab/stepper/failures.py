@@ -147,7 +147,7 @@ def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bo
                 "torch.autograd.detect_anomaly():").format(what=what, code=code_for(what))
         words = _explainer(err, names, what)
         if words:  # the explainer names the tensor and the node that saved it
-            return f"{words} {fix}"
+            return _("{problem} {fix}").format(problem=words, fix=fix)
         return _changed_in_place(text, what, fix)
     nan = re.search(r"Function '(\w+)' returned nan values in its (\d+)\w* output", text)
     if nan:
@@ -194,7 +194,7 @@ def _changed_in_place(text: str, what: str, fix: str) -> str:
     else:
         said = _("a tensor that {what}'s graph saved for backward was changed in place after it was saved, so the "
                  "gradient computed from it would be wrong and the engine refuses it.").format(what=what)
-    return f"{said} {fix}"
+    return _("{problem} {fix}").format(problem=said, fix=fix)
 
 
 def _explainer(err, names, what: str) -> str | None:
