@@ -30,8 +30,8 @@ TAG = re.compile(r"<[^<>]*>")
 
 def leftover(text: str) -> list[str]:
     """Runs of English words left in a face that should be Chinese. An HTML face is read as its text:
-    tags become spaces, then entities are unescaped (a tensor's summary, <4x3 float32, norm 1.9629>,
-    is code there too)."""
+    tags become spaces (glued to a word, a tag would make english_words take the word for code), then
+    entities are unescaped (a tensor's summary, &lt;4x3 float32, norm 1.9629&gt;, is code there too)."""
     return english_words(MARKS.sub(" ", html.unescape(TAG.sub(" ", text))))
 
 
