@@ -263,8 +263,9 @@ def device_mismatch(msg, ctx):
     other = None if found else re.search(r"on device (\S+) is not on the expected device (\S+?)!", msg)
     fn = re.match(r"Function (\w+) returned", msg)
     name, _t = _named(ctx, "z")
-    if found or other:
-        want, got = (found.group(1), found.group(2)) if found else (other.group(2), other.group(1))
+    names = (found.group(1), found.group(2)) if found else (other.group(2), other.group(1)) if other else None
+    if names:
+        want, got = names
         summary = _("a gradient on {got} met a tensor on {want}.").format(got=got, want=want)
         if fn:
             first = _("{function} returned a tensor on {got}, but the tensor it belongs to lives on {want}.")
