@@ -1,4 +1,5 @@
 """Shared test helpers: what the learner owns, and whether anything of it changed."""
+import html
 import re
 
 import torch
@@ -79,7 +80,12 @@ def english_words(text: str, allowed: tuple[str, ...] = ()) -> list[str]:
     []
     >>> english_words("第 2 步: the gradient flows back")
     ['the gradient flows back']
+    >>> english_words("<p>the engine failed</p> <code>x.grad</code>")
+    ['the engine failed']
     """
+    for keep in allowed:
+        text = text.replace(keep, " ")
+    text = html.unescape(re.sub(r"<[^<>]*>", " ", text))  # HTML: the words between the tags
     for keep in allowed:
         text = text.replace(keep, " ")
     return _WORDS.findall(_CODE.sub(" ", text))

@@ -80,7 +80,7 @@ def test_the_verdicts_name_the_mistake(zh):
     assert ex.check([2.0, 4.0, 6.0]).message.startswith("不正确。这是求和的梯度")
     assert ex.check([0.6667, 1.3333, 2.0]).message == "正确！自动求导的结果与手算一致。"
     wrong = ex.check([1.0, 1.0, 5.0]).message
-    assert wrong.startswith("不正确：这不是正确的梯度。应当给出：3 个数字组成的列表。") and ".hint()" in wrong
+    assert wrong.startswith("不正确：这不是所求的梯度。应当给出：3 个数字组成的列表。") and ".hint()" in wrong
     for _hint in ex.hints:
         ex.hint()
     assert ".solution()" in ex.check([1.0, 1.0, 5.0]).message
