@@ -384,3 +384,11 @@ def test_english_widget_and_progress_are_unchanged():
     lines = faces.progress_text(report()).splitlines()
     assert lines[0] == f"Progress: 0 of {len(exercises())} passed, 0 attempted"
     assert lines[3].split() == ["mean_square", "not", "attempted", "0", "0", "seen", "-"]
+
+
+def test_the_exported_progress_titles_speak_the_lab_language(zh):
+    """to_dict() keeps its keys and ids, and words each title as the tables do."""
+    record = autograd_lab.progress().to_dict()["mean_square"]
+    assert CHINESE.search(record["title"]) and english_words(record["title"]) == []
+    zh.language("en")
+    assert autograd_lab.progress().to_dict()["mean_square"]["title"] == "The gradient of a mean of squares"

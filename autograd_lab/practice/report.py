@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..i18n import _
 from . import progress as ledger
 from .bank import catalog
 
@@ -19,9 +20,9 @@ class Progress:
     rows: tuple  # (name, title, record) in bank order
 
     def to_dict(self) -> dict:
-        """{name: {"title", "checks", "attempts", "correct", "hints", "solution", "confirmed",
-        "diagnoses" (stable ids of the mistakes met), "attempted", "passed"}}."""
-        return {name: {"title": title, **record} for name, title, record in self.rows}
+        """{name: {"title" (in the lab's language), "checks", "attempts", "correct", "hints", "solution",
+        "confirmed", "diagnoses" (stable ids of the mistakes met), "attempted", "passed"}}."""
+        return {name: {"title": _(title), **record} for name, title, record in self.rows}
 
     @property
     def passed(self) -> int:
