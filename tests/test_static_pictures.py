@@ -21,12 +21,13 @@ IMG = re.compile(r'<div class="agl-static-scroll" style="overflow-x:auto"><img c
 EXPORTED = re.compile(r'<img\b(?=[^>]*\bclass="agl-static-figure")'
                       r'(?=[^>]*\bsrc="data:image/png;base64,[A-Za-z0-9+/=]+")[^>]*>')
 # the first line of the text face of each view that has a figure
+# (English | Chinese: the Chinese course's views)
 WITH_PICTURE = {
-    "stepper": re.compile(r"backward of .+: \d+ steps?"),
-    "graph": re.compile(r"backward graph of .+: \d+ nodes"),
-    "storage": re.compile(r".+: a (leaf|non-leaf) tensor\b.*, of shape"),
-    "profile": re.compile(r"backward profile: "),
-    "jacobian": re.compile(r"Jacobian d.+/d.+: \d+ x \d+"),
+    "stepper": re.compile(r"backward of .+: \d+ steps?|.+ 的反向传播：共 \d+ 步"),
+    "graph": re.compile(r"backward graph of .+: \d+ nodes|.+ 的反向图：\d+ 个节点"),
+    "storage": re.compile(r".+: a (leaf|non-leaf) tensor\b.*, of shape|.+：(叶子|非叶子)张量，形状"),
+    "profile": re.compile(r"backward profile: |反向传播性能分析："),
+    "jacobian": re.compile(r"Jacobian d.+/d.+: \d+ x \d+|雅可比矩阵 d.+/d.+：\d+ x \d+"),
 }
 
 
@@ -48,8 +49,10 @@ def test_lessons_are_found():
     assert "00_start_here.ipynb" in names and "teachers/solutions.ipynb" in names
 
 
-def test_every_kind_of_picture_is_in_the_lessons():
-    kinds = {kind for path in LESSONS for kind, _ in lab_outputs(nbformat.read(path, as_version=4))}
+@pytest.mark.parametrize("course", ["en", "zh"])
+def test_every_kind_of_picture_is_in_the_lessons(course):
+    lessons = [p for p in LESSONS if ("zh" in p.relative_to(NOTEBOOKS).parts) == (course == "zh")]
+    kinds = {kind for path in lessons for kind, _ in lab_outputs(nbformat.read(path, as_version=4))}
     assert kinds == set(WITH_PICTURE)
 
 
