@@ -25,7 +25,7 @@ EXPORTED = re.compile(r'<img\b(?=[^>]*\bclass="agl-static-figure")'
 WITH_PICTURE = {
     "stepper": re.compile(r"backward of .+: \d+ steps?|.+ 的反向传播：共 \d+ 步"),
     "graph": re.compile(r"backward graph of .+: \d+ nodes|.+ 的反向图：\d+ 个节点"),
-    "storage": re.compile(r".+: a (leaf|non-leaf) tensor\b.*, of shape|.+：(叶子|非叶子)张量，形状"),
+    "storage": re.compile(r".+: a (leaf|non-leaf) tensor\b.*, of shape|.+：.*叶子张量.*形状"),
     "profile": re.compile(r"backward profile: |反向传播性能分析："),
     "jacobian": re.compile(r"Jacobian d.+/d.+: \d+ x \d+|雅可比矩阵 d.+/d.+：\d+ x \d+"),
 }
