@@ -42,7 +42,7 @@ $(GRADERS)/.installed: pyproject.toml constraints.txt constraints-graders.txt
 	touch $(GRADERS)/.installed
 
 %.mo: %.po $(STAMP)
-	$(BIN)/pybabel compile -q -i $< -o $@
+	$(BIN)/pybabel -q compile -i $< -o $@
 
 catalogs: $(MO)
 

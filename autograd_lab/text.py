@@ -29,10 +29,11 @@ def esc(text) -> str:
 
 def html_table(headers: list[str], rows: list[list[str]], caption: str | None = None,
                highlight: set[int] | None = None, classes: dict[int, str] | None = None) -> str:
-    """A small HTML table with escaped cells; highlight marks rows (0-based) in bold."""
+    """A small HTML table with escaped cells; highlight marks rows (0-based) in bold. Chinese words
+    are not broken between their characters when a column is narrow (word-break: keep-all)."""
     highlight = highlight or set()
     classes = classes or {}
-    parts = ['<table class="autograd-lab">']
+    parts = ['<table class="autograd-lab" style="word-break:keep-all">']
     if caption:
         parts.append(f"<caption>{esc(caption)}</caption>")
     parts.append("<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>")

@@ -32,6 +32,7 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 def strip_widget_state(nb) -> None:
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
+        cell.metadata.pop("execution", None)  # when it ran: a diff on every run, and nothing to read
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if not widget_only(o)]
 
