@@ -392,3 +392,14 @@ def test_the_exported_progress_titles_speak_the_lab_language(zh):
     assert CHINESE.search(record["title"]) and english_words(record["title"]) == []
     zh.language("en")
     assert autograd_lab.progress().to_dict()["mean_square"]["title"] == "The gradient of a mean of squares"
+
+
+def test_the_chinese_course_may_answer_in_chinese_words():
+    """是/否 and the storage table's outcome words (正常, 报错, 静默出错, 被拒绝) read as their English twins."""
+    from autograd_lab.practice.choices import _truth
+    from autograd_lab.practice.sequences import _outcome
+
+    assert [_truth(w) for w in ("是", "否", "yes", "no")] == [True, False, True, False]
+    assert [_outcome(w) for w in ("正常", "报错", "静默出错", "被拒绝")] == ["ok", "error", "silently wrong", "refused"]
+    with pytest.raises(Exception, match="silently wrong"):
+        _outcome("也许")

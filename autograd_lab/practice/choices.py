@@ -92,9 +92,9 @@ def _truth(word) -> bool:
         return word
     if isinstance(word, str):
         text = word.strip().strip("\"'").lower()
-        if text in ("yes", "y", "true", "t", "1"):
+        if text in ("yes", "y", "true", "t", "1", "是", "对"):  # the Chinese course's words too
             return True
-        if text in ("no", "n", "false", "f", "0"):
+        if text in ("no", "n", "false", "f", "0", "否", "不", "不是"):
             return False
     if isinstance(word, int) and word in (0, 1):
         return bool(word)

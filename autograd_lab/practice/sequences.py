@@ -70,7 +70,9 @@ class OrderForm(Form):
 
 
 OUTCOMES = {"ok": "ok", "fine": "ok", "error": "error", "raises": "error", "silentlywrong": "silently wrong",
-            "silent": "silently wrong", "wrong": "silently wrong", "refused": "refused"}
+            "silent": "silently wrong", "wrong": "silently wrong", "refused": "refused",
+            # the words of the Chinese storage table
+            "正常": "ok", "报错": "error", "静默出错": "silently wrong", "被拒绝": "refused", "拒绝": "refused"}
 
 
 def _outcome(word) -> str:
