@@ -367,7 +367,7 @@ def test_the_english_verdicts():
         "time'.)")
     prof = profile_backward(history_step, steps=1, warmup=0)
     assert prof.verdict == (
-        "made and made2 arrives with a history of 3 of the 8 nodes (it was computed from a parameter or a model "
+        "made and made2 arrive with a history of 3 of the 8 nodes (they were computed from a parameter or a model "
         "output): every backward walks that history again and sends gradients into whatever made and made2 came "
         "from.")
     assert prof.fix.splitlines() == ["made = made.detach()   # before the step uses it",

@@ -486,7 +486,7 @@ def test_the_english_verdicts_are_unchanged(seed):
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda x: 3, "the output is a int, not a tensor. Pass the tensor you would call .backward() on, e.g. "
+    (lambda x: 3, "the output is of type int, not a tensor. Pass the tensor you would call .backward() on, e.g. "
                   "z = (x ** 2).mean(), then %backward z."),
     (lambda x: x.detach() * 2, "the output has no grad_fn, so autograd recorded no graph for it. Either none of "
                                "its inputs has requires_grad=True, or it was computed under torch.no_grad(), or it "

@@ -81,9 +81,13 @@ def judge(prof) -> None:
         who = _names(prof.history_in)
         came = max(prof.input_node_counts)
         prof.kind = "data_history"
-        verdict = _("{names} arrives with a history of {came} of the {last} nodes (it was computed from a "
-                    "parameter or a model output): every backward walks that history again and sends gradients "
-                    "into whatever {names} came from.").format(names=who, came=came, last=last)
+        verdict = ngettext(
+            "{names} arrives with a history of {came} of the {last} nodes (it was computed from a parameter or a "
+            "model output): every backward walks that history again and sends gradients into whatever {names} "
+            "came from.",
+            "{names} arrive with a history of {came} of the {last} nodes (they were computed from a parameter or a "
+            "model output): every backward walks that history again and sends gradients into whatever {names} "
+            "came from.", len(prof.history_in)).format(names=who, came=came, last=last)
         prof.fix = "\n".join(_("{name} = {name}.detach()   # before the step uses it").format(name=n)
                              for n in prof.history_in)
     else:

@@ -25,7 +25,7 @@ def check_input(output, gradient, what: str = "the output"):
     code = code_for(what)
     if not isinstance(output, torch.Tensor):
         raise TraceError(_(
-            "{what} is a {kind}, not a tensor. Pass the tensor you would call .backward() on, e.g. "
+            "{what} is of type {kind}, not a tensor. Pass the tensor you would call .backward() on, e.g. "
             "z = (x ** 2).mean(), then %backward z.").format(what=what, kind=type(output).__name__))
     if output.grad_fn is None and not (output.is_floating_point() or output.is_complex()):
         raise TraceError(_(
