@@ -23,6 +23,17 @@ def seeded(ip):
 
 
 @pytest.fixture
+def seed():
+    """The seed example's tensors by name: x = [1, 2, 3] (float64, requires grad), y = x ** 2, z = y.mean()."""
+    import torch
+
+    x = torch.tensor([1, 2, 3], requires_grad=True, dtype=torch.double)
+    y = x ** 2
+    z = y.mean()
+    return {"x": x, "y": y, "z": z}
+
+
+@pytest.fixture
 def fresh_progress(monkeypatch):
     """Exercise progress and grading mode start empty and are emptied afterwards."""
     from autograd_lab.practice import progress

@@ -1,4 +1,5 @@
-"""Shared test helpers: what the learner owns, and whether anything of it changed."""
+"""Shared test helpers: what the learner owns and whether anything of it changed, the widgets' controls,
+whether a face speaks Chinese, the exercises' answers, and small graphs several tests build."""
 import html
 import re
 
@@ -62,6 +63,13 @@ def part(view, css_class: str):
     return control
 
 
+def checked(view, typed: str) -> str:
+    """Type a prediction into a stepper's widget and press Check: the verdict the widget shows."""
+    part(view, "agl-predict").value = typed
+    view.buttons["check"].click()
+    return part(view, "agl-verdict").value
+
+
 _CODE = re.compile(
     r"`[^`]*`"                           # code in backticks
     r"|<[^<>]*>"                          # HTML tags, and tensor summaries like <3x4 float, norm 1.0>
@@ -89,3 +97,149 @@ def english_words(text: str, allowed: tuple[str, ...] = ()) -> list[str]:
     for keep in allowed:
         text = text.replace(keep, " ")
     return _WORDS.findall(_CODE.sub(" ", text))
+
+
+# ---- the Chinese faces -----------------------------------------------------------------------------
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character
+
+
+def assert_chinese(text: str, allowed: tuple[str, ...] = (), what: str = "") -> None:
+    """The text speaks Chinese, with no English sentence left (allowed: texts quoted as they are, such
+    as PyTorch's own messages). what names the face in the failure's message."""
+    shown = f"{what}: {text}" if what else text
+    assert CHINESE.search(text), shown
+    assert english_words(text, allowed) == [], shown
+
+
+# ---- the exercises -----------------------------------------------------------------------------------
+
+OPTION = re.compile(r"^  \([a-z]\) .*$", re.M)  # a choice's option, on a line of its own
+
+
+def prose(text: str, code: str) -> str:
+    """A statement (text or HTML) without its code: the setup and the options to choose among."""
+    return OPTION.sub("", text.replace(code, ""))
+
+
+def comments(setup: str) -> str:
+    """The comments of an exercise's setup code, one a line."""
+    return "\n".join(line.split("#", 1)[1] for line in setup.splitlines() if "#" in line)
+
+
+def statement_faces(ex) -> tuple[str, str, str]:
+    """An exercise's statement as text and as HTML, and its setup as the text shows it (indented): each
+    face checked to hold the setup as it is."""
+    from autograd_lab.practice import faces
+    from autograd_lab.text import esc
+
+    text, page = faces.exercise_text(ex), faces.statement_html(ex)
+    block = "\n".join("    " + line if line else "" for line in ex.setup.splitlines())
+    assert block in text and esc(ex.setup) in page
+    return text, page, block
+
+
+def hint_notes(ex):
+    """Each hint of an exercise with the note ex.hint(i) gives for it, checked to carry that hint."""
+    for i, hint in enumerate(ex.hints, 1):
+        note = ex.hint(i)
+        assert note.text == hint
+        yield hint, note
+
+
+def passes(ex, answer):
+    """The verdict on a right answer, checked to be correct."""
+    result = ex.check(answer)
+    assert result.status == "correct", result.message
+    return result
+
+
+def answer_of(value):
+    """A value of torch (a tensor, or a tuple holding tensors) as the learner types it: numbers."""
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
+    if isinstance(value, tuple):
+        return tuple(answer_of(v) for v in value)
+    return value
+
+
+def diagnosed_answers(ex) -> list:
+    """The answers the diagnosers of an exercise hold as their own values: the whole answer, or one part
+    of it with the other parts right (a diagnoser that tests the answer instead, when=, gives none)."""
+    answers = []
+    for d in ex.diagnosers:
+        if d.when is not None:
+            continue
+        if d.part is None:
+            answers.append(answer_of(d.value))
+        else:
+            whole = list(answer_of(ex.expected))
+            whole[d.part] = answer_of(d.value)
+            answers.append(tuple(whole))
+    return answers
+
+
+# fix_training_step's right answer, a copy of history.reference_step: a test's answer must not be the code it checks
+def fixed(w, opt, x, h):
+    opt.zero_grad()
+    h = torch.tanh(x * w + h.detach())
+    loss = (h - 0.5).pow(2).mean()
+    loss.backward()
+    opt.step()
+    return h
+
+
+def variant(cut_in=lambda h: h, cut_out=lambda h: h, retain=True, loss_of=lambda h: (h - 0.5).pow(2).mean()):
+    """A training step for fix_training_step: the given one, with a cut (in or out) or retain_graph changed."""
+    def step(w, opt, x, h):
+        opt.zero_grad()
+        h = cut_out(torch.tanh(x * w + cut_in(h)))
+        loss_of(h).backward(retain_graph=retain)
+        opt.step()
+        return h
+    return step
+
+
+# ---- small graphs ------------------------------------------------------------------------------------
+
+def x3():
+    """A float64 leaf [1, 2, 3] that requires grad."""
+    return torch.tensor([1., 2., 3.], requires_grad=True, dtype=torch.double)
+
+
+class Cube(torch.autograd.Function):
+    """t ** 3 as the learner's own Function: it saves its input for the backward."""
+
+    @staticmethod
+    def forward(ctx, t):
+        ctx.save_for_backward(t)
+        return t ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (t,) = ctx.saved_tensors
+        return 3 * t ** 2 * g
+
+
+class Bad(torch.autograd.Function):
+    """a * 2, whose backward sends its gradient to the meta device: PyTorch refuses it (BadBackward)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to("meta")
+
+
+class Unsummed(torch.autograd.Function):
+    """x + b whose backward hands the output's gradient to both inputs as it is (summing none of it)."""
+
+    @staticmethod
+    def forward(ctx, x, b):
+        return x + b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, grad_output

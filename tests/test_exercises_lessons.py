@@ -12,6 +12,7 @@ from autograd_lab.practice.bank import exercise
 from autograd_lab.practice.checking import ____
 from autograd_lab.practice.run import run
 from autograd_lab.storage.experiments import build_report
+from helpers import fixed, variant
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")
 NEW = ["engine_order", "inputs_get_grad", "straight_through", "storage_rows", "carried_history", "fix_training_step"]
@@ -164,15 +165,6 @@ def test_carried_history_diagnoses():
         assert verdict("carried_history", (set(names), set(fixes))) == ("incorrect", key)
 
 
-def fixed(w, opt, x, h):
-    opt.zero_grad()
-    h = torch.tanh(x * w + h.detach())
-    loss = (h - 0.5).pow(2).mean()
-    loss.backward()
-    opt.step()
-    return h
-
-
 def fixed_at_the_end(w, opt, x, h):
     opt.zero_grad()
     h = torch.tanh(x * w + h)
@@ -180,16 +172,6 @@ def fixed_at_the_end(w, opt, x, h):
     loss.backward()
     opt.step()
     return h.detach()
-
-
-def variant(cut_in=lambda h: h, cut_out=lambda h: h, retain=True, loss_of=lambda h: (h - 0.5).pow(2).mean()):
-    def step(w, opt, x, h):
-        opt.zero_grad()
-        h = cut_out(torch.tanh(x * w + cut_in(h)))
-        loss_of(h).backward(retain_graph=retain)
-        opt.step()
-        return h
-    return step
 
 
 def test_fix_training_step_runs_the_step_and_checks_its_behaviour():

@@ -8,16 +8,13 @@ import torch
 from autograd_lab import explain
 from autograd_lab.explain.faces import explanation_text
 from autograd_lab.explain.view import ExplanationView
+from helpers import Bad, x3
 
 
 def caught(fn) -> ExplanationView:
     with pytest.raises(Exception) as info:
         fn()
     return explain(info.value)
-
-
-def x3():
-    return torch.tensor([1., 2., 3.], requires_grad=True, dtype=torch.double)
 
 
 def test_backward_twice_names_the_tensor_and_the_node_that_saved():
@@ -185,15 +182,6 @@ def test_device_mismatch_in_backward():
 
 
 def test_device_mismatch_from_a_custom_function():
-    class Bad(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g.to("meta")
-
     x = x3()
     e = caught(lambda: Bad.apply(x).sum().backward())
     assert e.kind == "device_mismatch" and "BadBackward returned" in e.why

@@ -11,6 +11,7 @@ from autograd_lab.practice.backward_check import leaves, numeric_vjp, one_case
 from autograd_lab.practice.bank import exercise
 from autograd_lab.practice.checking import ____
 from autograd_lab.practice.topics import own_backward
+from helpers import Unsummed
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")
 
@@ -129,15 +130,6 @@ def test_each_mistake_gets_its_diagnosis(name, i, answer, words):
 
 
 def test_the_same_mistake_in_a_function_is_diagnosed_though_the_engine_hides_it():
-    class Unsummed(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, b):
-            return x + b
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            return grad_output, grad_output
-
     ex = exercise("backward_broadcast_add")
     for case in ex.form.cases:  # the engine sums the output-shaped gradient, so gradcheck passes ...
         assert torch.autograd.gradcheck(Unsummed.apply, leaves(case))
@@ -194,17 +186,7 @@ def test_answers_of_the_wrong_form_say_what_to_give():
     assert "not for numbers" in ex.check(torch.ones(3)).message
     assert "return 2, one gradient per input" in ex.check(lambda g, x, y: (g, g, g)).message
     assert "raised ZeroDivisionError on input 1 of 3" in ex.check(lambda g, x, y: 1 / 0).message
-
-    class WrongForward(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            return x + y
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            return grad_output, grad_output
-
-    assert "forward does not compute x * y" in ex.check(WrongForward).message
+    assert "forward does not compute x * y" in ex.check(Unsummed).message  # x + y
     assert "raised RuntimeError" in exercise("backward_mean").check(lambda g, x: g.expand_as(x) / 3).message
 
 

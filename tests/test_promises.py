@@ -14,7 +14,7 @@ import autograd_lab as al
 from autograd_lab.errors import LabInputError
 from autograd_lab.stepper import registry
 from autograd_lab.stepper.registry import STATE, install, uninstall
-from helpers import hooks_on, walk
+from helpers import Cube, hooks_on, walk
 
 ORIGINAL_REGISTER = torch.Tensor.__dict__["register_hook"] if not STATE.installed else None  # torch's own
 ORIGINAL_NODE_REGISTER = torch.autograd.Function._register_hook if not STATE.installed else None
@@ -234,21 +234,9 @@ def _rnn():
     return Case(out.sum(), list(rnn.parameters()), {"rnn": rnn}, modules=[rnn])
 
 
-class _Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * g
-
-
 def _custom_function():
     x = leaf(1., 2.)
-    return Case(_Cube.apply(x).sum(), [x], {"x": x})
+    return Case(Cube.apply(x).sum(), [x], {"x": x})
 
 
 def _second_order():

@@ -6,15 +6,7 @@ import torch
 
 import autograd_lab as al
 
-from helpers import part
-
-
-@pytest.fixture
-def seed():
-    x = torch.tensor([1, 2, 3], requires_grad=True, dtype=torch.double)
-    y = x ** 2
-    z = y.mean()
-    return {"x": x, "y": y, "z": z}
+from helpers import checked, part
 
 
 def test_moving_from_code(seed):
@@ -78,15 +70,9 @@ def test_prediction_right_wrong_and_by_how_much(seed):
 def test_prediction_box_in_the_widget(seed):
     s = al.step(seed["z"], predict=True, names=seed)
     _ = s.widget  # built: its controls exist
-    part(s, "agl-predict").value = "torch.ones(3) / 3"
-    s.buttons["check"].click()
-    assert "right" in part(s, "agl-verdict").value and s.index == 1
-    part(s, "agl-predict").value = "2 * x"  # an expression in the learner's namespace
-    s.buttons["check"].click()
-    assert "wrong" in part(s, "agl-verdict").value
-    part(s, "agl-predict").value = "2 * (("
-    s.buttons["check"].click()
-    assert "could not read" in part(s, "agl-verdict").value and s.index == 2
+    assert "right" in checked(s, "torch.ones(3) / 3") and s.index == 1
+    assert "wrong" in checked(s, "2 * x")  # an expression in the learner's namespace
+    assert "could not read" in checked(s, "2 * ((") and s.index == 2
 
 
 def test_prediction_shape_mistake_is_named(seed):

@@ -1,8 +1,6 @@
 """The modules at the top of the package in Chinese: the magics' usage errors and their %name? help
 (in the language of the moment, not of the registration), the freed-graph message, the figure's
 text/plain stand-in; and the same texts unchanged in English."""
-import re
-
 import pytest
 import torch
 from IPython.core.error import UsageError
@@ -11,15 +9,7 @@ from IPython.utils.capture import capture_output
 import autograd_lab as al
 from autograd_lab.graph import freed_message, snapshot
 from autograd_lab.magics import MAGICS, USAGE
-from helpers import english_words
-
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def assert_chinese(text: str, allowed: tuple[str, ...] = ()) -> None:
-    assert CHINESE.search(text), text
-    assert english_words(text, allowed) == [], text
-
+from helpers import CHINESE, assert_chinese
 
 # (magic, line, what Python itself says in the message: kept as Python wrote it)
 BAD_LINES = [

@@ -9,7 +9,8 @@ import re
 
 import pytest
 import torch
-from helpers import english_words
+from helpers import OPTION, answer_of, comments, diagnosed_answers, hint_notes, passes, prose, statement_faces
+from helpers import assert_chinese as chinese
 
 from autograd_lab.i18n import _
 from autograd_lab.practice import faces, messages
@@ -27,35 +28,19 @@ pytestmark = pytest.mark.usefixtures("fresh_progress")
 TOPICS = ("powers", "calls", "flow", "engine", "stops", "storage_rows", "detach_code")
 NAMES = [e.name for e in registered() if e.build.__module__.rsplit(".", 1)[-1] in TOPICS]
 SEEDS = [None, 3]
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # PyTorch's own words, quoted as they are
 PYTORCH = ("element 0 of tensors does not require grad and does not have a grad_fn", "modified by an inplace operation")
 # the outcomes of an in-place edit are answer values the learner types (ok, error, silently wrong, refused)
 OUTCOMES = ("silently wrong",)
-OPTION = re.compile(r"^  \([a-z]\) .*$", re.M)  # a choice's option: its own sentence, checked apart
 
 
 def assert_chinese(text: str, what: str, allowed: tuple[str, ...] = ()):
-    assert CHINESE.search(text), (what, text)
-    assert english_words(text, allowed=PYTORCH + OUTCOMES + allowed) == [], (what, text)
+    chinese(text, PYTORCH + OUTCOMES + allowed, what)
 
 
 def code_only(text: str) -> bool:
     """A hint that is a line of code alone (it has no words to translate)."""
     return bool(re.fullmatch(r"[\w.]+ = [\w.()*+\-/ ]+", text))
-
-
-def comments(setup: str) -> str:
-    return "\n".join(line.split("#", 1)[1] for line in setup.splitlines() if "#" in line)
-
-
-def answer_of(value):
-    """A value of torch (a tensor, or a tuple holding tensors) as the learner types it: numbers."""
-    if isinstance(value, torch.Tensor):
-        return value.tolist()
-    if isinstance(value, tuple):
-        return tuple(answer_of(v) for v in value)
-    return value
 
 
 def op_of(ex):
@@ -88,17 +73,7 @@ def known_mistakes(ex) -> list:
     the form where there are few, else written here."""
     if isinstance(ex.form, FunctionForm):
         return FORMULAS
-    answers = []
-    for d in ex.diagnosers:
-        if d.when is not None:
-            continue
-        if d.part is None:
-            answers.append(answer_of(d.value))
-        else:
-            whole = list(answer_of(ex.expected))
-            whole[d.part] = answer_of(d.value)
-            answers.append(tuple(whole))
-    return answers + other_answers(ex)
+    return diagnosed_answers(ex) + other_answers(ex)
 
 
 def reachable(ex) -> set[str]:
@@ -159,11 +134,9 @@ def test_the_titles_are_chinese(zh):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
-    text, html = faces.exercise_text(ex), faces.statement_html(ex)
-    block = "\n".join("    " + line if line else "" for line in ex.setup.splitlines())
-    assert block in text and esc(ex.setup) in html
-    assert_chinese(OPTION.sub("", text.replace(block, "")), "statement")
-    assert_chinese(OPTION.sub("", html.replace(esc(ex.setup), "")), "statement html")
+    text, html, block = statement_faces(ex)
+    assert_chinese(prose(text, block), "statement")
+    assert_chinese(prose(html, esc(ex.setup)), "statement html")
     assert_chinese(_(ex.title), "title")
     if comments(ex.setup):
         assert_chinese(comments(ex.setup), "setup comments")
@@ -171,9 +144,7 @@ def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
         assert_chinese(option, "option")
     for field in (ex.intro, ex.question, ex.answer_form, ex.praise, ex.kind):
         assert_chinese(field, "statement field")
-    for i, hint in enumerate(ex.hints, 1):
-        note = ex.hint(i)
-        assert note.text == hint
+    for hint, note in hint_notes(ex):
         if not code_only(hint):
             assert_chinese(hint, "hint")
         assert_chinese(repr(note), "hint note", allowed=(hint,) if code_only(hint) else ())
@@ -189,8 +160,7 @@ def test_every_diagnosis_and_verdict_is_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
     for d in ex.diagnosers:
         assert_chinese(d.message, "diagnosis")
-    right = ex.check(right_answer(ex))
-    assert right.status == "correct", right.message
+    right = passes(ex, right_answer(ex))
     assert_chinese(right.message, "praise")
     assert_chinese(faces.result_html(right), "verdict html")
     assert ex.check(____).status == "not attempted"

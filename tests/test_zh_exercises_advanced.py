@@ -2,11 +2,11 @@
 every exercise, with no seed and with a seed, has its statement (text and HTML, the comments of its
 setup code included), hints, solution, every diagnosis, and the verdicts on the right answer and on
 each known mistake in Chinese with no English sentence left; and the English faces stay as they were."""
-import re
-
 import pytest
 import torch
-from helpers import english_words
+from helpers import (CHINESE, answer_of, comments, diagnosed_answers, english_words, fixed, hint_notes, passes, prose,
+                     statement_faces, variant)
+from helpers import assert_chinese as chinese
 
 from autograd_lab.practice import faces
 from autograd_lab.practice.bank import exercise
@@ -23,7 +23,6 @@ TOPICS = ("vjp", "freezing", "hooks", "own_backward", "history")
 NAMES = [e.name for e in registered()
          if e.build.__module__.rsplit(".", 1)[-1] in TOPICS or e.name.startswith("backward_")]
 SEEDS = [None, 3]
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # PyTorch's own error messages, quoted as they are
 PYTORCH = ("Trying to backward through the graph a second time", "Inference tensors cannot be saved for backward",
            "element 0 of tensors does not require grad")
@@ -38,8 +37,7 @@ def is_chinese(text: str) -> bool:
 
 
 def assert_chinese(text: str, what: str, allowed: tuple[str, ...] = ()):
-    assert is_chinese(text), (what, text)
-    assert english_words(text, allowed=PYTORCH + allowed) == [], (what, text)
+    chinese(text, PYTORCH + allowed, what)
 
 
 def code_only(text: str) -> bool:
@@ -47,50 +45,10 @@ def code_only(text: str) -> bool:
     return text.startswith(("return ", "local = ", "J[i, i] = "))
 
 
-OPTION = re.compile(r"^  \([a-z]\) .*$", re.M)  # a choice's option: code, or a shape
-
-
-def prose(text: str, setup: str) -> str:
-    """A statement (text or HTML) without its code: the setup and the options to choose among."""
-    return OPTION.sub("", text.replace(setup, ""))
-
-
-def comments(setup: str) -> str:
-    return "\n".join(line.split("#", 1)[1] for line in setup.splitlines() if "#" in line)
-
-
 def defined(code: str):
     ns = {"torch": torch}
     exec(code, ns)
     return next(v for k, v in ns.items() if k not in ("torch", "__builtins__"))
-
-
-def answer_of(value):
-    """A value of torch (a tensor, or a tuple holding tensors) as the learner types it: numbers."""
-    if isinstance(value, torch.Tensor):
-        return value.tolist()
-    if isinstance(value, tuple):
-        return tuple(answer_of(v) for v in value)
-    return value
-
-
-def fixed(w, opt, x, h):
-    opt.zero_grad()
-    h = torch.tanh(x * w + h.detach())
-    loss = (h - 0.5).pow(2).mean()
-    loss.backward()
-    opt.step()
-    return h
-
-
-def variant(cut_in=lambda h: h, cut_out=lambda h: h, retain=True, loss_of=lambda h: (h - 0.5).pow(2).mean()):
-    def step(w, opt, x, h):
-        opt.zero_grad()
-        h = cut_out(torch.tanh(x * w + cut_in(h)))
-        loss_of(h).backward(retain_graph=retain)
-        opt.step()
-        return h
-    return step
 
 
 def fails(w, opt, x, h):
@@ -126,16 +84,7 @@ WRONG_BACKWARDS = {
 def known_mistakes(ex) -> list:
     """Answers that make each known mistake of the exercise: the diagnosers' own values where they
     have one (the whole answer, or one part of it with the other parts right), else written here."""
-    answers = []
-    for d in ex.diagnosers:
-        if d.when is not None:
-            continue
-        if d.part is None:
-            answers.append(answer_of(d.value))
-        else:
-            whole = list(answer_of(ex.expected))
-            whole[d.part] = answer_of(d.value)
-            answers.append(tuple(whole))
+    answers = diagnosed_answers(ex)
     name = ex.name
     if name == "jacobian_shape":
         answers.append(("a", answer_of(ex.expected[1])))
@@ -179,9 +128,7 @@ def test_every_exercise_of_the_room_is_here():
 @pytest.mark.parametrize("name", NAMES)
 def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
-    text, html = faces.exercise_text(ex), faces.statement_html(ex)
-    block = "\n".join("    " + line if line else "" for line in ex.setup.splitlines())
-    assert block in text and esc(ex.setup) in html
+    text, html, block = statement_faces(ex)
     assert_chinese(prose(text, block), "statement")
     assert_chinese(prose(html, esc(ex.setup)), "statement html")
     assert english_words(comments(ex.setup), allowed=PYTORCH) == [], ex.setup
@@ -192,9 +139,7 @@ def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
         assert_chinese(field, "statement field")
     if not isinstance(ex, (BackwardExercise, CodeExercise)):  # those kinds are their class's own
         assert english_words(ex.kind) == []
-    for i, hint in enumerate(ex.hints, 1):
-        note = ex.hint(i)
-        assert note.text == hint
+    for hint, note in hint_notes(ex):
         if not code_only(hint):
             assert_chinese(hint, "hint")
         assert_chinese(repr(note), "hint note", allowed=(hint,) if code_only(hint) else ())
@@ -207,8 +152,7 @@ def test_every_diagnosis_and_verdict_is_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
     for d in ex.diagnosers:
         assert_chinese(d.message, "diagnosis")
-    right = ex.check(right_answer(ex))
-    assert right.status == "correct", right.message
+    right = passes(ex, right_answer(ex))
     assert_chinese(right.message, "praise")
     assert ex.check(____).status == "not attempted"
     reached, mistakes = set(), known_mistakes(ex)

@@ -16,23 +16,12 @@ from autograd_lab.explain.anomaly import Culprit, Rerun
 from autograd_lab.explain.explanation import Explanation, explanation_of
 from autograd_lab.explain.faces import KIND_NAMES, anomaly_lines, explanation_html, explanation_text
 from autograd_lab.explain.kinds import KINDS
-from helpers import english_words
-
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def assert_chinese(text: str, allowed: tuple[str, ...] = ()) -> None:
-    assert CHINESE.search(text), text
-    assert english_words(text, allowed) == [], text
+from helpers import CHINESE, Bad, assert_chinese, x3
 
 
 def said(e) -> tuple[str, ...]:
     """PyTorch's own message in an explanation, as the text and the HTML faces quote it."""
     return (e.original, html.escape(e.original, quote=True))
-
-
-def x3():
-    return torch.tensor([1., 2., 3.], requires_grad=True, dtype=torch.double)
 
 
 def caught(fn, names=None):
@@ -102,16 +91,6 @@ def int_requires_grad_method():
 def device_mismatch():
     z = x3() * 2
     z.backward(torch.ones(3, device="meta"))
-
-
-class Bad(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a):
-        return a * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return g.to("meta")
 
 
 def device_from_a_function():

@@ -2,7 +2,6 @@
 refusal speak Chinese (PyTorch's own words stay as PyTorch wrote them); the English faces are
 unchanged, and a face is worded in the language of the moment it is shown."""
 import io
-import re
 
 import pytest
 import torch
@@ -12,15 +11,7 @@ from IPython.utils.capture import capture_output
 import autograd_lab as al
 from autograd_lab.errors import LabInputError
 from autograd_lab.format import width
-from helpers import english_words
-
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def assert_chinese(text: str, allowed: tuple[str, ...] = ()) -> None:
-    assert CHINESE.search(text), text
-    assert english_words(text, allowed) == [], text
-
+from helpers import CHINESE, assert_chinese
 
 def views():
     """A diagonal Jacobian with weights, one through an intermediate (sends to, not adds into), one

@@ -3,7 +3,6 @@ panel, predictions and their verdicts, the widget's controls, the figures' title
 hooks' and checkpoints' lines, TraceError messages) speaks Chinese with no English sentence left,
 over the promises' zoo of graphs; Chinese labels fit their figure; and the English faces are
 pinned where no other test pins them (the English lessons compare them byte for byte)."""
-import html
 import re
 
 import pytest
@@ -16,57 +15,30 @@ from autograd_lab.errors import LabInputError
 from autograd_lab.format import width
 from autograd_lab.stepper.panel_faces import next_prompt
 from autograd_lab.stepper.predict import NOT_COMPARED, compare
-from helpers import english_words, part
+from helpers import CHINESE, Cube, assert_chinese, checked, english_words, part
 from test_graph_marks import gan
 from test_promises import ZOO
 
-CJK = re.compile(r"[\u4e00-\u9fff]")
 # 'stop' is the lab's mark where backprop stops (the Chinese lessons quote it as `stop`); None is Python's
 MARKS = re.compile(r"\b(?:stop|None)\b")
 
 
-TAG = re.compile(r"<[^<>]*>")
-
-
 def leftover(text: str) -> list[str]:
-    """Runs of English words left in a face that should be Chinese. An HTML face is read as its text:
-    tags become spaces (glued to a word, a tag would make english_words take the word for code), then
-    entities are unescaped (a tensor's summary, &lt;4x3 float32, norm 1.9629&gt;, is code there too)."""
-    return english_words(MARKS.sub(" ", html.unescape(TAG.sub(" ", text))))
+    """Runs of English words left in a face that should be Chinese (an HTML face read as its text)."""
+    return english_words(MARKS.sub(" ", text))
 
 
 def chinese(text: str) -> None:
-    assert CJK.search(text), text
-    assert leftover(text) == [], text
+    assert_chinese(MARKS.sub(" ", text))
 
 
 def figure_texts(fig) -> list:
     return [t for t in fig.texts + fig.axes[0].texts if t.get_text()]
 
 
-class _Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, t):
-        ctx.save_for_backward(t)
-        return t ** 3
-
-    @staticmethod
-    def backward(ctx, g):
-        (t,) = ctx.saved_tensors
-        return 3 * t ** 2 * g
-
-
-@pytest.fixture
-def seed():
-    x = torch.tensor([1, 2, 3], requires_grad=True, dtype=torch.double)
-    y = x ** 2
-    z = y.mean()
-    return {"x": x, "y": y, "z": z}
-
-
 def custom():
     a = torch.tensor([1., 2.], requires_grad=True)
-    loss = (_Cube.apply(a) * 3).sum()
+    loss = (Cube.apply(a) * 3).sum()
     return loss, {"a": a, "loss": loss}
 
 
@@ -139,8 +111,8 @@ def test_the_walk_and_panel_of_the_seed_example(zh, seed):
 def test_own_backward_checkpoint_and_hooks_lines(zh):
     loss, names = custom()
     s = al.step(loss, names=names)
-    assert "_CubeBackward [你自己写的反向函数]" in repr(s)
-    assert "你自己写的反向函数：_CubeBackward 就是 _Cube.backward（第 3 步）" in repr(s)
+    assert "CubeBackward [你自己写的反向函数]" in repr(s)
+    assert "你自己写的反向函数：CubeBackward 就是 Cube.backward（第 3 步）" in repr(s)
     panel = s.goto(3).panel()
     assert "传给 a：你的反向函数为它返回的值" in panel and "保存了 1 个张量" in panel
     chinese(panel)
@@ -214,20 +186,13 @@ def test_the_widget_speaks_chinese(zh, seed):
     assert part(s, "agl-slider").description == "步"
     chinese(part(s, "agl-predict").placeholder)
     chinese(part(s, "agl-step-panel").value)
-    part(s, "agl-predict").value = "[0.33, 0.33, 0.33]"  # too few digits: close, said once
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value == "<b>很接近</b>：请给出三位有效数字" and s.index == 1
+    # too few digits: close, said once
+    assert checked(s, "[0.33, 0.33, 0.33]") == "<b>很接近</b>：请给出三位有效数字" and s.index == 1
     chinese(part(s, "agl-walk").value)
     chinese(part(s, "agl-step-panel").value)
-    part(s, "agl-predict").value = "2 * x / 3"
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value == "<b>正确</b>：与引擎的结果一致" and s.index == 2
-    part(s, "agl-predict").value = "[5.0, 1.0, 7.0]"
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value == "<b>不正确</b>：最多相差 5.0000" and s.index == 3
-    part(s, "agl-predict").value = "2 * (("
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value.startswith("<b>无法读取</b>：SyntaxError") and s.index == 3
+    assert checked(s, "2 * x / 3") == "<b>正确</b>：与引擎的结果一致" and s.index == 2
+    assert checked(s, "[5.0, 1.0, 7.0]") == "<b>不正确</b>：最多相差 5.0000" and s.index == 3
+    assert checked(s, "2 * ((").startswith("<b>无法读取</b>：SyntaxError") and s.index == 3
     s.release()
     chinese(s.widget.children[0].value)
     chinese(repr(s))
@@ -274,7 +239,7 @@ def test_the_magics_refuse_in_chinese(zh, seeded):
     for magic, line in (("backward", "x"), ("backward", "y"), ("graph", "torch.ones(2)")):
         with pytest.raises(UsageError) as err:
             seeded.run_line_magic(magic, line)
-        assert CJK.search(str(err.value)), str(err.value)
+        assert CHINESE.search(str(err.value)), str(err.value)
         assert leftover(str(err.value).split("Usage:")[0]) == [], str(err.value)
     assert seeded.user_ns["x"].grad is None
 
@@ -433,10 +398,10 @@ def test_the_english_lines_of_own_backward_checkpoint_and_hooks_are_unchanged():
     loss, names = custom()
     s = al.step(loss, names=names)
     assert repr(s).splitlines()[-1] == (
-        "your backward: _CubeBackward is _Cube.backward (step 3). The engine called it with the gradient arriving "
+        "your backward: CubeBackward is Cube.backward (step 3). The engine called it with the gradient arriving "
         "and sent on what it returned (your torch.autograd.Function is one node)")
     assert s.goto(3).panel().splitlines()[1:3] == [
-        "rule: your backward: the engine called _Cube.backward(ctx, grad) with the gradient arriving",
+        "rule: your backward: the engine called Cube.backward(ctx, grad) with the gradient arriving",
         "to a: what your backward returned for it"]
     assert "saved: 1 tensor with ctx.save_for_backward (your backward reads it as ctx.saved_tensors)" in s.panel()
     out, names = checkpointed()
@@ -469,18 +434,10 @@ def test_the_english_verdicts_are_unchanged(seed):
     _ = s.widget  # built: its controls exist
     assert [b.description for b in s.buttons.values()] == ["Reset", "Previous", "Next", "End", "Check"]
     assert part(s, "agl-predict").placeholder == "what does the next node send on? e.g. [0.5, 1.0]"
-    part(s, "agl-predict").value = "[0.33, 0.33, 0.33]"
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value == "<b>close</b>: give three significant digits"
-    part(s, "agl-predict").value = "2 * x / 3"
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value == "<b>right</b>: matches the engine"
-    part(s, "agl-predict").value = "[5.0, 1.0, 7.0]"
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value == "<b>wrong</b>: off by up to 5.0000"
-    part(s, "agl-predict").value = "2 * (("
-    s.buttons["check"].click()
-    assert part(s, "agl-verdict").value.startswith("<b>could not read that</b>: SyntaxError: ")
+    assert checked(s, "[0.33, 0.33, 0.33]") == "<b>close</b>: give three significant digits"
+    assert checked(s, "2 * x / 3") == "<b>right</b>: matches the engine"
+    assert checked(s, "[5.0, 1.0, 7.0]") == "<b>wrong</b>: off by up to 5.0000"
+    assert checked(s, "2 * ((").startswith("<b>could not read that</b>: SyntaxError: ")
     several = compare((1.0, "abc"), (torch.ones(2), torch.ones(2)))
     assert several.message.startswith("not for input 1, 2: wrong shape: you gave (), the gradient has shape (2,)")
 
