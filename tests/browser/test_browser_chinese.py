@@ -9,7 +9,7 @@ import pytest
 from labpage import click_next_and_expect, expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers import english_words  # noqa: E402
+from helpers import english_words
 
 pytestmark = pytest.mark.browser
 
