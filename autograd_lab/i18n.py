@@ -125,13 +125,13 @@ def _from_environment() -> None:
             language(code)
 
 
-
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
 
 
 def _has_cjk_font() -> bool:
-    """Is a Noto CJK font installed where fontconfig and matplotlib look (fonts.py uses it)?"""
-    return any(next(Path(d).expanduser().rglob("Noto*CJK*"), None) for d in FONT_DIRS if Path(d).expanduser().is_dir())
+    """Is Noto Sans CJK installed where fontconfig and matplotlib look (the font fonts.py draws with)?"""
+    return any(next(Path(d).expanduser().rglob("NotoSansCJK*"), None) for d in FONT_DIRS
+               if Path(d).expanduser().is_dir())
 
 
 def _check_font(code: str) -> None:

@@ -126,3 +126,10 @@ def test_make_lab_opens_the_chinese_course_when_asked():
                              text=True, check=True, env={**os.environ, "AUTOGRAD_LAB_LANG": ""}).stdout
     line = next(li for li in english.splitlines() if "jupyter lab" in li)
     assert "notebooks/00_start_here.ipynb" in line and "/zh/" not in line
+
+
+def test_chinese_without_a_cjk_font_is_refused_and_changes_nothing(catalogs, monkeypatch, tmp_path):
+    monkeypatch.setattr(i18n, "FONT_DIRS", (str(tmp_path),))
+    with pytest.raises(LabInputError, match="fonts-noto-cjk"):
+        i18n.language("zh")
+    assert i18n.language() == "en" and i18n._("Correct.") == "Correct."
