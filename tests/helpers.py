@@ -139,6 +139,17 @@ def statement_faces(ex) -> tuple[str, str, str]:
     return text, page, block
 
 
+def chinese_statement(ex, check) -> tuple[str, str]:
+    """The statement's prose, as text and as HTML (its setup code and options left out), passes
+    check(text, what); returns the text face and the setup as it shows there."""
+    from autograd_lab.text import esc
+
+    text, page, block = statement_faces(ex)
+    check(prose(text, block), "statement")
+    check(prose(page, esc(ex.setup)), "statement html")
+    return text, block
+
+
 def hint_notes(ex):
     """Each hint of an exercise with the note ex.hint(i) gives for it, checked to carry that hint."""
     for i, hint in enumerate(ex.hints, 1):
@@ -152,6 +163,29 @@ def passes(ex, answer):
     result = ex.check(answer)
     assert result.status == "correct", result.message
     return result
+
+
+def chinese_verdicts(ex, right, mistakes, check, skip_right: bool = False):
+    """Every diagnosis of ex, the praise of the right answer and the verdict on each known mistake
+    pass check(text, what) (a test's Chinese check); returns (the right answer's result, the
+    diagnoses the mistakes reached). skip_right: the mistakes were enumerated and may hold the right
+    answer, which is then passed over."""
+    from autograd_lab.practice.checking import ____
+
+    for d in ex.diagnosers:
+        check(d.message, "diagnosis")
+    right_result = passes(ex, right)
+    check(right_result.message, "praise")
+    assert ex.check(____).status == "not attempted"
+    reached = set()
+    for answer in mistakes:
+        result = ex.check(answer)
+        if skip_right and result.status == "correct":
+            continue
+        assert result.status == "incorrect", (answer, result.message)
+        check(result.message, "verdict")
+        reached.add(result.diagnosis)
+    return right_result, reached
 
 
 def answer_of(value):

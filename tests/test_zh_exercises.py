@@ -9,13 +9,12 @@ import re
 
 import pytest
 import torch
-from helpers import OPTION, answer_of, comments, diagnosed_answers, hint_notes, passes, prose, statement_faces
+from helpers import (OPTION, answer_of, chinese_statement, chinese_verdicts, comments, diagnosed_answers, hint_notes)
 from helpers import assert_chinese as chinese
 
 from autograd_lab.i18n import _
 from autograd_lab.practice import faces, messages
 from autograd_lab.practice.bank import exercise
-from autograd_lab.practice.checking import ____
 from autograd_lab.practice.choices import ChoiceForm, FlagsForm, NamesForm
 from autograd_lab.practice.forms import FunctionForm, PartsForm
 from autograd_lab.practice.registry import registered
@@ -134,9 +133,7 @@ def test_the_titles_are_chinese(zh):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
-    text, html, block = statement_faces(ex)
-    assert_chinese(prose(text, block), "statement")
-    assert_chinese(prose(html, esc(ex.setup)), "statement html")
+    text, block = chinese_statement(ex, assert_chinese)
     assert_chinese(_(ex.title), "title")
     if comments(ex.setup):
         assert_chinese(comments(ex.setup), "setup comments")
@@ -158,20 +155,8 @@ def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
 @pytest.mark.parametrize("name", NAMES)
 def test_every_diagnosis_and_verdict_is_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
-    for d in ex.diagnosers:
-        assert_chinese(d.message, "diagnosis")
-    right = passes(ex, right_answer(ex))
-    assert_chinese(right.message, "praise")
+    right, reached = chinese_verdicts(ex, right_answer(ex), known_mistakes(ex), assert_chinese, skip_right=True)
     assert_chinese(faces.result_html(right), "verdict html")
-    assert ex.check(____).status == "not attempted"
-    reached = set()
-    for answer in known_mistakes(ex):
-        result = ex.check(answer)
-        if result.status == "correct":  # an enumerated answer that is the right one
-            continue
-        assert result.status == "incorrect", (answer, result.message)
-        assert_chinese(result.message, "verdict")
-        reached.add(result.diagnosis)
     assert reachable(ex) <= reached, (name, reachable(ex) - reached)
     assert_chinese(ex.confirm().text, "confirm")
 

@@ -4,18 +4,16 @@ setup code included), hints, solution, every diagnosis, and the verdicts on the 
 each known mistake in Chinese with no English sentence left; and the English faces stay as they were."""
 import pytest
 import torch
-from helpers import (CHINESE, answer_of, comments, diagnosed_answers, english_words, fixed, hint_notes, passes, prose,
-                     statement_faces, variant)
+from helpers import (CHINESE, answer_of, chinese_statement, chinese_verdicts, comments, diagnosed_answers,
+                     english_words, fixed, hint_notes, prose, variant)
 from helpers import assert_chinese as chinese
 
 from autograd_lab.practice import faces
 from autograd_lab.practice.bank import exercise
 from autograd_lab.practice.backward_exercise import BackwardExercise
-from autograd_lab.practice.checking import ____
 from autograd_lab.practice.code_task import CodeExercise
 from autograd_lab.practice.registry import registered
 from autograd_lab.practice.topics import history, own_backward
-from autograd_lab.text import esc
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")
 
@@ -128,9 +126,7 @@ def test_every_exercise_of_the_room_is_here():
 @pytest.mark.parametrize("name", NAMES)
 def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
-    text, html, block = statement_faces(ex)
-    assert_chinese(prose(text, block), "statement")
-    assert_chinese(prose(html, esc(ex.setup)), "statement html")
+    chinese_statement(ex, assert_chinese)
     assert english_words(comments(ex.setup), allowed=PYTORCH) == [], ex.setup
     if name not in ("which_mode_records", "jacobian_shape", "vjp_weights", "grad_vs_backward", "hook_doubles",
                     "retain_grad_and_hook"):  # these have no comments, or only names of cases
@@ -150,18 +146,9 @@ def test_the_statement_hints_and_solution_are_chinese(zh, name, seed):
 @pytest.mark.parametrize("name", NAMES)
 def test_every_diagnosis_and_verdict_is_chinese(zh, name, seed):
     ex = exercise(name, seed=seed)
-    for d in ex.diagnosers:
-        assert_chinese(d.message, "diagnosis")
-    right = passes(ex, right_answer(ex))
-    assert_chinese(right.message, "praise")
-    assert ex.check(____).status == "not attempted"
-    reached, mistakes = set(), known_mistakes(ex)
+    mistakes = known_mistakes(ex)
     assert len(mistakes) >= 2
-    for answer in mistakes:
-        result = ex.check(answer)
-        assert result.status == "incorrect", (answer, result.message)
-        assert_chinese(result.message, "verdict")
-        reached.add(result.diagnosis)
+    _right, reached = chinese_verdicts(ex, right_answer(ex), mistakes, assert_chinese)
     if not isinstance(ex, BackwardExercise):  # a backward's diagnosers are one per mistake and group of inputs
         assert {d.key for d in ex.diagnosers} <= reached, name
 
