@@ -29,6 +29,9 @@ sys.path.insert(0, str(ROOT))
 from autograd_lab.i18n import DOMAINS, LOCALE_DIR  # noqa: E402
 
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+VERSION = re.search(r'__version__ = "([^"]+)"', (PACKAGE / "__init__.py").read_text()).group(1)
+HEADER = ("# The Simplified Chinese sentences of autograd_lab's {domain} catalog.\n"
+          "# Made with scripts/catalogs.py (Babel): extract, fill, check, compile.")
 TRANSLATED = ("zh",)
 FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)?(?:[!:][^{}]*)?\}")
 
@@ -88,7 +91,10 @@ def extract(domains: list[str] | None = None) -> None:
             catalog = read(code, domain)
             catalog.update(template(domain), no_fuzzy_matching=True)
             catalog.obsolete.clear()
-            catalog.plural_forms  # noqa: B018 -- Babel fills the header from the locale
+            catalog.header_comment = HEADER.format(domain=domain)
+            catalog.project, catalog.version = "autograd_lab", VERSION
+            catalog.last_translator = catalog.language_team = "the autograd_lab authors"
+            catalog.msgid_bugs_address = ""
             path = po_path(code, domain)
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("wb") as f:
