@@ -13,9 +13,14 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+_found: list[str] = []  # the family once found (the font list changes only by the addfont below)
+
+
 def _cjk_family() -> str | None:
     """The name matplotlib knows the installed Noto Sans CJK by (Debian's fonts-noto-cjk), added to
     its font list if its cache was built before the font was installed; None if there is none."""
+    if _found:
+        return _found[0]
     from matplotlib import font_manager
 
     def known() -> str | None:
@@ -26,7 +31,10 @@ def _cjk_family() -> str | None:
         for path in sorted(font_manager.findSystemFonts()):
             if "NotoSansCJK-Regular" in Path(path).name:
                 font_manager.fontManager.addfont(path)
-    return known()
+    family = known()
+    if family is not None:  # not found is asked again: the font may be installed while the kernel runs
+        _found.append(family)
+    return family
 
 
 def figure_fonts() -> dict[str, object]:
@@ -51,9 +59,12 @@ def figure_text(build: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(build)
     def building(*args: P.args, **kwargs: P.kwargs) -> R:
+        fonts = figure_fonts()
+        if not fonts:  # English: matplotlib's own settings, without copying them back and forth
+            return build(*args, **kwargs)
         from matplotlib import rc_context
 
-        with rc_context(figure_fonts()):  # type: ignore[arg-type]
+        with rc_context(fonts):  # type: ignore[arg-type]
             return build(*args, **kwargs)
 
     return building

@@ -5,8 +5,6 @@ in magic_spec.py). A magic's body only evaluates the learner's expressions and h
 its room; anything that goes wrong reaches the learner as one short UsageError."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-
 from IPython.core.error import UsageError
 
 from .i18n import N_, _
@@ -121,23 +119,7 @@ MAGICS = (
 )
 
 
-class _Usage(Mapping):
-    """Each magic's usage line by name, in the language of the moment (made when asked)."""
-
-    def __getitem__(self, name: str) -> str:
-        for magic in MAGICS:
-            if magic.name == name:
-                return magic.usage()
-        raise KeyError(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([m.name for m in MAGICS])
-
-    def __len__(self) -> int:
-        return len(MAGICS)
-
-
-USAGE: Mapping[str, str] = _Usage()
+BY_NAME = {m.name: m for m in MAGICS}  # BY_NAME["backward"].usage(): in the language of the moment
 
 
 def register(shell) -> None:

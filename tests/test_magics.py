@@ -4,7 +4,7 @@ import pytest
 import torch
 from IPython.core.error import UsageError
 
-from autograd_lab.magics import MAGICS, USAGE
+from autograd_lab.magics import BY_NAME, MAGICS
 
 
 def magic(name):
@@ -12,8 +12,8 @@ def magic(name):
 
 
 def test_usage_and_docstring_come_from_the_table(ip):
-    assert USAGE["backward"] == "%backward z [--gradient g] [--predict] [--apply]"
-    assert USAGE["backward_profile"].startswith("%%backward_profile [--steps N] [--warmup N]")
+    assert BY_NAME["backward"].usage() == "%backward z [--gradient g] [--predict] [--apply]"
+    assert BY_NAME["backward_profile"].usage().startswith("%%backward_profile [--steps N] [--warmup N]")
     for m in MAGICS:
         kind = "cell" if m.cell else "line"
         doc = ip.magics_manager.magics[kind][m.name].__doc__

@@ -8,7 +8,7 @@ from IPython.utils.capture import capture_output
 
 import autograd_lab as al
 from autograd_lab.graph import freed_message, snapshot
-from autograd_lab.magics import MAGICS, USAGE
+from autograd_lab.magics import BY_NAME, MAGICS
 from helpers import CHINESE, assert_chinese
 
 # (magic, line, what Python itself says in the message: kept as Python wrote it)
@@ -44,7 +44,7 @@ def test_usage_errors_are_chinese(zh, seeded, magic, line, allowed):
     assert_chinese(text, allowed)
     assert "\n" not in text
     if magic != "backward" or line != "1/0":
-        assert text.endswith("。用法：" + USAGE[magic]), text
+        assert text.endswith("。用法：" + BY_NAME[magic].usage()), text
 
 
 def test_exercise_without_a_name_lists_them_in_chinese(zh, seeded):
@@ -70,9 +70,8 @@ def test_an_unexpected_failure_is_one_chinese_line(zh, seeded, monkeypatch):
 
 
 def test_usage_lines_keep_the_code_and_word_the_rest(zh):
-    assert USAGE["backward"] == "%backward z [--gradient g] [--predict] [--apply]"
-    assert USAGE["explain"] == "%%explain [--original] [--anomaly]  （下面接单元格的代码）"
-    assert sorted(USAGE) == sorted(m.name for m in MAGICS) and len(USAGE) == len(MAGICS)
+    assert BY_NAME["backward"].usage() == "%backward z [--gradient g] [--predict] [--apply]"
+    assert BY_NAME["explain"].usage() == "%%explain [--original] [--anomaly]  （下面接单元格的代码）"
 
 
 def help_text(shell, name: str) -> str:
@@ -145,7 +144,7 @@ def test_english_usage_errors_are_unchanged(seeded, magic, line, expected):
 
 
 def test_english_texts_not_pinned_elsewhere(ip):
-    assert USAGE["explain"] == "%%explain [--original] [--anomaly]  (then the cell's code)"
+    assert BY_NAME["explain"].usage() == "%%explain [--original] [--anomaly]  (then the cell's code)"
     shown = help_text(ip, "jacobian")
     assert ("Options:\n  --v v                  the weights of y.backward(v), shaped like y\n\nExample:\n"
             "  y = x ** 2\n  %jacobian y x --v torch.tensor([1., 0., 2.])") in shown
