@@ -94,3 +94,33 @@ def test_the_glossary_opens_the_chinese_course():
     front = "".join("".join(c["source"]) for c in cells[:2] if c["cell_type"] == "markdown")
     for term in ("叶子节点", "计算图", "反向传播", "梯度累加", "原地操作", "视图"):
         assert term in front, f"the glossary at the front of lesson 00 lacks {term}"
+
+
+# PyTorch's own messages, which the lab quotes as they are inside Chinese sentences: from their start
+# to the next Chinese character or tag
+PYTORCH = re.compile("(?:one of the variables needed for gradient computation|a leaf Variable that requires "
+                     "grad|To copy construct from a tensor|Trying to backward through the graph)[^<\u4e00-\u9fff]*")
+CODE = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>|^  \([a-z]\) .*$|data:image/png;base64,[A-Za-z0-9+/=]+",
+                  re.S | re.M)  # code blocks, inline code, an exercise's options (code), pictures
+
+
+def lab_faces(path: Path):
+    """(cell index, HTML) of every stored output of the lab (its views carry agl-/autograd-lab classes)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    for i, cell in enumerate(cells):
+        for out in cell.get("outputs", []):
+            html = "".join(out.get("data", {}).get("text/html", ""))
+            if "agl-" in html or "autograd-lab" in html:
+                yield i, html
+
+
+@pytest.mark.parametrize("path", ENGLISH, ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_the_lab_speaks_no_english_sentence_in_the_chinese_lessons(path):
+    """What the issue promises a learner who chose Chinese, read off the stored lessons: the lab's
+    views hold no English sentence but PyTorch's own messages and code."""
+    from helpers import english_words
+
+    faces = list(lab_faces(counterpart(path)))
+    assert len(faces) == len(list(lab_faces(path)))  # the same views are there to read
+    left = {i: english_words(PYTORCH.sub(" ", CODE.sub(" ", html))) for i, html in faces}
+    assert {i: words for i, words in left.items() if words} == {}
