@@ -7,7 +7,8 @@
     .venv/bin/python scripts/catalogs.py check     # every sentence translated, placeholders kept
 
 A room's catalog (``autograd_lab/locale/zh/LC_MESSAGES/<room>.po``) holds the sentences of the
-modules SOURCES names for it.
+modules SOURCES names for it: those marked in their code, and every string of their sentences
+files (``<module>.toml``, see autograd_lab/words.py).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import json
 import os
 import re
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,18 +50,68 @@ SOURCES = {
 
 
 def sources(domain: str) -> list[Path]:
-    """The modules whose sentences go into a room's catalog (each module in exactly one)."""
-    found = {p for pattern in SOURCES[domain] for p in PACKAGE.glob(pattern)}
+    """The modules whose sentences go into a room's catalog (each module in exactly one), and
+    their sentences files."""
+    found = {p for pattern in SOURCES[domain] for suffix in (".py", ".toml")
+             for p in PACKAGE.glob(pattern.removesuffix(".py") + suffix)}
     if domain == "exercises":
         found -= set(sources("exercises_advanced"))
     return sorted(found)
 
 
+TABLE = re.compile(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(#.*)?$")
+KEY = re.compile(r"^([A-Za-z0-9_-]+)\s*=")
+
+
+def _where(text: str, comment_tags) -> dict[tuple[str, ...], tuple[int, list[str]]]:
+    """For each key of a sentences file, its line and the translator comments right above it."""
+    found: dict[tuple[str, ...], tuple[int, list[str]]] = {}
+    table: tuple[str, ...] = ()
+    above: list[str] = []
+    in_string = False
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not in_string and stripped.startswith("#"):
+            above.append(stripped[1:].strip())
+            continue
+        if not in_string:
+            if (m := TABLE.match(stripped)) is not None:
+                table = tuple(m.group(1).split("."))
+            elif (m := KEY.match(stripped)) is not None:
+                tagged = [k for k, c in enumerate(above) if c.startswith(tuple(comment_tags))]
+                found[(*table, m.group(1))] = (n, above[tagged[0]:] if tagged else [])
+            above = []
+        if line.count('"""') % 2:
+            in_string = not in_string
+    return found
+
+
+def extract_toml(fileobj, keywords, comment_tags, options) -> Iterator[tuple[int, None, str, list[str]]]:
+    """Babel's extraction method for a sentences file: every string is a sentence (in a table or in
+    an array); a value that is not a string, or a key the scan cannot place, is an error."""
+    text = fileobj.read().decode("utf-8")
+    where = _where(text, comment_tags)
+
+    def leaves(table: dict, path: tuple[str, ...]):
+        for key, value in table.items():
+            if isinstance(value, dict):
+                yield from leaves(value, (*path, key))
+                continue
+            line, comments = where[(*path, key)]
+            for item in value if isinstance(value, list) else [value]:
+                if not isinstance(item, str):
+                    raise ValueError(f"{'.'.join((*path, key))}: a sentences file holds strings only")
+                yield line, None, item, comments
+
+    yield from leaves(tomllib.loads(text), ())
+
+
 def extracted(domain: str) -> Iterator[tuple[str | tuple[str, str], Path, int, list[str]]]:
-    """(message, file, line, translator comments) for every marked sentence of the room."""
+    """(message, file, line, translator comments) for every sentence of the room."""
     for path in sources(domain):
+        method = extract_toml if path.suffix == ".toml" else "python"
         for lineno, message, comments, _context in extract_from_file(
-            "python", str(path), keywords=KEYWORDS, comment_tags=("Translators:",)
+            method, str(path), keywords=KEYWORDS, comment_tags=("Translators:",)
         ):
             yield message, path, lineno, comments
 

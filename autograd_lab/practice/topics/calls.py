@@ -8,7 +8,7 @@ from ...format import fmt
 from ...i18n import N_, _
 from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
-from ..messages import MISSING_MEAN
+from ..messages import SHARED
 from ..registry import register
 from ..run import grad, run, tensor_code, variant_values
 from .common import on_x, x_grad, x_line
@@ -95,7 +95,7 @@ def accumulate(seed=None) -> Exercise:
                     "call: the new gradient is added to the old one."), once),
         Diagnoser(_("Nothing resets .grad between the calls; only x.grad = None or x.grad.zero_() would."),
                   torch.zeros_like(expected)),
-        Diagnoser(_(MISSING_MEAN), s.other["summed"]),
+        Diagnoser(SHARED("missing_mean"), s.other["summed"]),
         Diagnoser(_("Two backward() calls add the gradient twice, not three times."), once * 3),
         Diagnoser(_("This is twice the gradient of both calls together: each call adds the gradient once."), once * 4),
     ]

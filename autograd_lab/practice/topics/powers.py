@@ -9,8 +9,7 @@ from ...format import fmt
 from ...i18n import N_, _
 from ..exercise import Diagnoser, Exercise
 from ..forms import FunctionForm, TensorForm
-from ..messages import (DOUBLED, DZ_DY, DZ_DY_SUM, EXTRA_MEAN, MISSING_MEAN, N_MINUS_1, NO_FACTOR, TWO_OVER_N,
-                        WRONG_POWER, X_VALUE, Y_VALUE, Z_VALUE)
+from ..messages import SHARED
 from ..registry import register
 from ..run import grad, learner_seed, random_values, run, tensor_code, variant_values
 
@@ -19,24 +18,23 @@ def _mistakes(values, power, reduce) -> list[tuple[str, str, torch.Tensor]]:
     x_line = tensor_code("x", values)
     ns = run(f"{x_line}\ny = x**{power}\nz = y.{reduce}()\nz.backward()")
     n = len(values)
-    other = "sum" if reduce == "mean" else "mean"
-    found = [
-        ("missing_mean" if reduce == "mean" else "extra_mean", _(MISSING_MEAN) if reduce == "mean" else _(EXTRA_MEAN),
-         grad(f"{x_line}\n(x**{power}).{other}().backward()")),
-        ("no_factor", _(NO_FACTOR), grad(f"{x_line}\n(x**{power} / {power}).{reduce}().backward()")),
-        ("y_value", _(Y_VALUE), ns["y"].detach()),
-        ("z_value", _(Z_VALUE), ns["z"].detach()),
-        ("x_value", _(X_VALUE), ns["x"].detach()),
-        ("doubled", _(DOUBLED),
-         grad(f"{x_line}\nz = (x**{power}).{reduce}()\nz.backward(retain_graph=True)\nz.backward()")),
-        ("dz_dy", _(DZ_DY) if reduce == "mean" else _(DZ_DY_SUM),
-         _dz_dy(values, power, reduce)),
-    ]
-    if reduce == "mean":
-        found.append(("n_minus_1", _(N_MINUS_1), grad(f"{x_line}\n(x**{power}).sum().backward()") / (n - 1)))
+    mean = reduce == "mean"
+    other = "sum" if mean else "mean"
+    found = {
+        "missing_mean" if mean else "extra_mean": grad(f"{x_line}\n(x**{power}).{other}().backward()"),
+        "no_factor": grad(f"{x_line}\n(x**{power} / {power}).{reduce}().backward()"),
+        "y_value": ns["y"].detach(),
+        "z_value": ns["z"].detach(),
+        "x_value": ns["x"].detach(),
+        "doubled": grad(f"{x_line}\nz = (x**{power}).{reduce}()\nz.backward(retain_graph=True)\nz.backward()"),
+        "dz_dy": _dz_dy(values, power, reduce),
+    }
+    if mean:
+        found["n_minus_1"] = grad(f"{x_line}\n(x**{power}).sum().backward()") / (n - 1)
     if power != 2:
-        found.append(("wrong_power", _(WRONG_POWER), grad(f"{x_line}\n(x**2).{reduce}().backward()")))
-    return found
+        found["wrong_power"] = grad(f"{x_line}\n(x**2).{reduce}().backward()")
+    message = {"dz_dy": "dz_dy" if mean else "dz_dy_sum"}  # the sum's dz/dy is said otherwise
+    return [(key, SHARED(message.get(key, key)), value) for key, value in found.items()]
 
 
 def _dz_dy(values, power, reduce) -> torch.Tensor:
@@ -137,15 +135,15 @@ def symbolic_mean_square(seed=None) -> Exercise:
              "z = (x**2).mean()\nz.backward()")
     expected = each("(x**2).mean().backward()")
     diagnosers = [
-        mistake("missing_mean", _(MISSING_MEAN), "(x**2).sum().backward()"),
-        mistake("no_factor", _(NO_FACTOR), "(x**2 / 2).mean().backward()"),
+        mistake("missing_mean", SHARED("missing_mean"), "(x**2).sum().backward()"),
+        mistake("no_factor", SHARED("no_factor"), "(x**2 / 2).mean().backward()"),
         mistake("y_value", _("This is the function y = x**2 itself, not its gradient: differentiate the mean "
                              "with respect to one x_i."), of=lambda s: s**2),
-        mistake("x_value", _(X_VALUE), of=lambda s: s.clone()),
-        mistake("n_minus_1", _(N_MINUS_1), of=lambda s: 2 * s / (s.shape[-1] - 1)),
-        mistake("dz_dy", _(DZ_DY), of=lambda s: torch.ones_like(s) / s.shape[-1]),
-        mistake("two_over_n", _(TWO_OVER_N), of=lambda s: 2 * torch.ones_like(s) / s.shape[-1]),
-        mistake("doubled", _(DOUBLED), "z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"),
+        mistake("x_value", SHARED("x_value"), of=lambda s: s.clone()),
+        mistake("n_minus_1", SHARED("n_minus_1"), of=lambda s: 2 * s / (s.shape[-1] - 1)),
+        mistake("dz_dy", SHARED("dz_dy"), of=lambda s: torch.ones_like(s) / s.shape[-1]),
+        mistake("two_over_n", SHARED("two_over_n"), of=lambda s: 2 * torch.ones_like(s) / s.shape[-1]),
+        mistake("doubled", SHARED("doubled"), "z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"),
     ]
     hints = [_("The gradient of (x**2).mean() depends on x: find dz/dx_i by hand, as a formula in x_i."),
              _("z = (x_1**2 + ... + x_n**2) / n; only one term holds x_i."),
