@@ -14,15 +14,16 @@ from ..checking import shape_text
 from ..choices import FlagsForm
 from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
-from ...i18n import N_, _
+from ...i18n import _
+from ...words import words_of
 from ..run import grad, run, tensor_code, variant_values
 
+W = words_of(__name__)
+FLAGS = W["flags"]
 #: what a wrong answer to flags() is not, by the number of its cases
-FLAG_KINDS = {2: N_("the two yes/no answers"), 3: N_("the three yes/no answers"),
-              4: N_("the four yes/no answers"), 5: N_("the five yes/no answers")}
+FLAG_KINDS = {2: FLAGS["kind_two"], 3: FLAGS["kind_three"], 4: FLAGS["kind_four"], 5: FLAGS["kind_five"]}
 #: how flags() are answered, by the number of cases ({cases}: their names)
-FLAG_FORMS = {2: N_("two yes/no answers in the order ({cases})"), 3: N_("three yes/no answers in the order ({cases})"),
-              4: N_("four yes/no answers in the order ({cases})"), 5: N_("five yes/no answers in the order ({cases})")}
+FLAG_FORMS = {2: FLAGS["form_two"], 3: FLAGS["form_three"], 4: FLAGS["form_four"], 5: FLAGS["form_five"]}
 
 
 def x_line(seed) -> str:
@@ -71,10 +72,10 @@ def x_grad(expected: torch.Tensor, **statement) -> Exercise:
     >>> ex.answer_form, ex.check([2.0]).status
     ("x.grad: a float tensor with x's shape (1,)", 'correct')
     """
-    statement.setdefault("question", _("What is x.grad?"))
-    statement.setdefault("kind", _("the gradient"))
-    statement.setdefault("answer_form", _("x.grad: a float tensor with x's shape {shape}").format(
-        shape=shape_text(expected.shape)))
+    t = W["x_grad"]
+    statement.setdefault("question", t("question"))
+    statement.setdefault("kind", t("kind"))
+    statement.setdefault("answer_form", t("answer_form").format(shape=shape_text(expected.shape)))
     return Exercise(form=TensorForm("x.grad"), expected=expected, **statement)
 
 
@@ -89,12 +90,11 @@ def tensor_pair(first: tuple[str, str, torch.Tensor], second: tuple[str, str, to
     ('the pair (g, x.grad), each a tensor of shape (1,)', 'Incorrect. You swapped the two: g first, then x.grad.')
     """
     (a, a_of, a_value), (b, b_of, b_value) = first, second
-    swapped = Diagnoser(_("You swapped the two: {first} first, then {second}.").format(first=a, second=b),
-                        (b_value, a_value))
+    t = W["tensor_pair"]
+    swapped = Diagnoser(t["diagnoses"]("swapped").format(first=a, second=b), (b_value, a_value))
     return Exercise(form=PartsForm([(a, TensorForm(a, a_of)), (b, TensorForm(b, b_of))]),
                     expected=(a_value, b_value), diagnosers=[swapped, *diagnosers],
-                    answer_form=_("the pair ({first}, {second}), each a tensor of shape {shape}").format(
-                        first=a, second=b, shape=shape_text(a_value.shape)),
+                    answer_form=t("answer_form").format(first=a, second=b, shape=shape_text(a_value.shape)),
                     **statement)
 
 
@@ -117,17 +117,16 @@ def flags(cases: dict[str, str], answer: Callable[[str], bool], surprise: str, a
         Diagnoser(about[0], when=lambda v: v[at] != expected[at]),
         Diagnoser(about[1], when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
     ]
-    # Translators: the separator between the items of a list ("a: yes, b: no")
-    answers = _(", ").join((_("{case}: yes") if e else _("{case}: no")).format(case=k)
-                           for k, e in zip(keys, expected, strict=True))
+    answers = FLAGS("separator").join((FLAGS("case_yes") if e else FLAGS("case_no")).format(case=k)
+                                      for k, e in zip(keys, expected, strict=True))
     return Exercise(form=FlagsForm(keys), expected=expected, diagnosers=diagnosers, kind=_(FLAG_KINDS[len(keys)]),
                     answer_form=_(FLAG_FORMS[len(keys)]).format(cases=", ".join(keys)),
-                    solution_text=_("{label}: {answers}.\n{text}").format(label=solution[0], answers=answers,
-                                                                         text=solution[1]), **statement)
+                    solution_text=FLAGS("solution").format(label=solution[0], answers=answers, text=solution[1]),
+                    **statement)
 
 
 def commented(code: str, notes: dict[str, str]) -> str:
-    """Setup code whose comments are {placeholders}, filled with the notes (marked N_) in the lab's language.
+    """Setup code whose comments are {placeholders}, filled with the notes (English) in the lab's language.
 
     >>> commented("c = 4.0   # {c}", {"c": "a constant"})
     'c = 4.0   # a constant'
