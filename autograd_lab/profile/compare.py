@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import LabInputError
-from ..explain.kinds import sentences
+from ..explain.wording import sentences
 from ..i18n import _
 from ..storage.copies import copies
 from ..tensors import shares_storage

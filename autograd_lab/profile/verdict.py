@@ -4,7 +4,7 @@ or nothing), the evidence in node counts, and the fix as code. Uses no timing, s
 from __future__ import annotations
 
 from ..explain.explanation import explanation_of
-from ..explain.kinds import sentences
+from ..explain.wording import sentences
 from ..i18n import _, ngettext
 
 
