@@ -6,12 +6,15 @@ from __future__ import annotations
 import torch
 
 from ...format import fmt
-from ...i18n import N_, _
+from ...words import words_of
 from ..exercise import Diagnoser, Exercise
 from ..forms import FunctionForm, TensorForm
 from ..messages import SHARED
 from ..registry import register
 from ..run import grad, learner_seed, random_values, run, tensor_code, variant_values
+
+W = words_of(__name__)
+
 
 def _mistakes(values, power, reduce) -> list[tuple[str, str, torch.Tensor]]:
     """(key, message, value) of each known mistake, computed by torch for this x."""
@@ -61,59 +64,51 @@ def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
     rule = f"{power} * x_i" + (f"**{power - 1}" if power > 2 else "")
     whole = (f"z = (x_1**{power} + ... + x_n**{power}){per}" if reduce == "mean"
              else f"z = x_1**{power} + ... + x_n**{power}")
-    only = (_("Only the term x_i**{power} contains x_i; the power rule gives its derivative. Then the mean "
-              "divides everything by n.") if reduce == "mean" else
-            _("Only the term x_i**{power} contains x_i; the power rule gives its derivative."))
+    t = W["family"]
+    only = t("hint_only_mean") if reduce == "mean" else t("hint_only_sum")
     hints = [
-        _("Write z out: {whole}. Differentiate it with respect to one element x_i.").format(whole=whole),
+        t("hint_whole").format(whole=whole),
         only.format(power=power),
-        _("dz/dx_i = {rule}. Apply it to each element of x (here n = {n}).").format(rule=rule + per, n=n),
+        t("hint_rule").format(rule=rule + per, n=n),
     ]
-    solution = _("{whole}, so dz/dx_i = {rule}.\n"
-                 "With x = {x} (n = {n}): x.grad = {x_grad}\n\n"
-                 "{setup}\nx.grad   # tensor({x_grad}, dtype=torch.float64)\n\n"
-                 "requires_grad=True makes x a leaf that collects a gradient, and backward() "
-                 "starts from the scalar z.").format(whole=whole, rule=rule + per, x=fmt(x), n=n,
-                                                     x_grad=fmt(expected), setup=setup)
-    of = (_("x is a leaf that requires grad; z is the mean of x**{power}.") if reduce == "mean" else
-          _("x is a leaf that requires grad; z is the sum of x**{power}."))
+    solution = t("solution").format(whole=whole, rule=rule + per, x=fmt(x), n=n, x_grad=fmt(expected), setup=setup)
+    of = t("intro_mean") if reduce == "mean" else t("intro_sum")
     return Exercise(
         seed=seed,
         intro=intro or of.format(power=power),
-        setup=setup, question=_("Predict x.grad after z.backward(): work it out by hand and type it, then confirm "
-                                "with autograd (ex.confirm())."),
-        answer_form=_("x.grad typed as {n} numbers (a list, or text), entry i being dz/dx_i").format(n=n),
+        setup=setup, question=t("question"),
+        answer_form=t("answer_form").format(n=n),
         form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
-        diagnosers=diagnosers, kind=_("the gradient"),
-        praise=_("dz/dx_i = {rule}: autograd agrees with the hand computation.").format(rule=rule + per))
+        diagnosers=diagnosers, kind=t("kind"),
+        praise=t("praise").format(rule=rule + per))
 
 
-@register("mean_square", N_("The gradient of a mean of squares"), place=10)
+@register("mean_square", W["mean_square"]["title"], place=10)
 def mean_square(seed=None) -> Exercise:
     return _family(variant_values(seed, [1.0, 2.0, 3.0]), 2, "mean", seed=seed,
-                   intro=_("The classic first autograd exercise: y = x**2 element by element, z = y.mean()."))
+                   intro=W["mean_square"]("intro"))
 
 
-@register("sum_square", N_("The gradient of a sum of squares"), place=20)
+@register("sum_square", W["sum_square"]["title"], place=20)
 def sum_square(seed=None) -> Exercise:
     return _family(variant_values(seed, [1.0, 2.0, 3.0]), 2, "sum", seed=seed)
 
 
-@register("mean_cube", N_("The gradient of a mean of cubes"), place=30)
+@register("mean_cube", W["mean_cube"]["title"], place=30)
 def mean_cube(seed=None) -> Exercise:
     return _family(variant_values(seed, [1.0, 2.0, 3.0]), 3, "mean", seed=seed)
 
 
-@register("mean_square_random", N_("A mean of squares with your own x"), place=50)
+@register("mean_square_random", W["mean_square_random"]["title"], place=50)
 def mean_square_random(seed=None) -> Exercise:
     seed = learner_seed() if seed is None else int(seed)
     return _family(random_values(seed, 5), 2, "mean", seed=seed,
-                   intro=_("Your x is drawn for you (from your login, or seed=), so your neighbour's "
-                           "answer is not yours. z = (x**2).mean()."))
+                   intro=W["mean_square_random"]("intro"))
 
 
-@register("symbolic_mean_square", N_("The gradient of a mean of squares, as a formula"), place=120)
+@register("symbolic_mean_square", W["symbolic_mean_square"]["title"], place=120)
 def symbolic_mean_square(seed=None) -> Exercise:
+    t = W["symbolic_mean_square"]
     n = 3
     gen = torch.Generator().manual_seed(0 if seed is None else int(seed))
     samples = (torch.rand(4, n, generator=gen, dtype=torch.float64) * 6 - 3)
@@ -137,27 +132,18 @@ def symbolic_mean_square(seed=None) -> Exercise:
     diagnosers = [
         mistake("missing_mean", SHARED("missing_mean"), "(x**2).sum().backward()"),
         mistake("no_factor", SHARED("no_factor"), "(x**2 / 2).mean().backward()"),
-        mistake("y_value", _("This is the function y = x**2 itself, not its gradient: differentiate the mean "
-                             "with respect to one x_i."), of=lambda s: s**2),
+        mistake("y_value", t["diagnoses"]("y_value"), of=lambda s: s**2),
         mistake("x_value", SHARED("x_value"), of=lambda s: s.clone()),
         mistake("n_minus_1", SHARED("n_minus_1"), of=lambda s: 2 * s / (s.shape[-1] - 1)),
         mistake("dz_dy", SHARED("dz_dy"), of=lambda s: torch.ones_like(s) / s.shape[-1]),
         mistake("two_over_n", SHARED("two_over_n"), of=lambda s: 2 * torch.ones_like(s) / s.shape[-1]),
         mistake("doubled", SHARED("doubled"), "z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()"),
     ]
-    hints = [_("The gradient of (x**2).mean() depends on x: find dz/dx_i by hand, as a formula in x_i."),
-             _("z = (x_1**2 + ... + x_n**2) / n; only one term holds x_i."),
-             _("Write the formula with x for one element and n (or the number) for the count, e.g. "
-               "a string such as \"x / n\", or lambda x: x / x.numel() - with the right constant.")]
-    solution = _('dz/dx_i = 2 * x_i / n with n = 3. Both forms are accepted:\n\n'
-                 '    ex.check(lambda x: 2 * x / 3)\n    ex.check("2*x/n")\n\n'
-                 "The check compares your function with torch's gradient on "
-                 "{count} random inputs.").format(count=samples.shape[0])
+    solution = t("solution").format(count=samples.shape[0])
     return Exercise(
-        intro=_("x has {n} elements and any values; z = (x**2).mean().").format(n=n),
-        setup=setup, question=_("Give dz/dx as a function of x."),
-        answer_form=_("a function of x: lambda x: ... returning values of x's shape ({n},), "
-                      "or a formula string in x (one element) and n").format(n=n),
-        form=FunctionForm(samples, "dz/dx", variant=variant), expected=expected, hints=hints,
-        solution_text=solution, diagnosers=diagnosers, kind=_("the gradient of (x**2).mean()"),
-        praise=_("For every input x, dz/dx_i = 2 x_i / n."))
+        intro=t("intro").format(n=n),
+        setup=setup, question=t("question"),
+        answer_form=t("answer_form").format(n=n),
+        form=FunctionForm(samples, "dz/dx", variant=variant), expected=expected, hints=t.all("hints"),
+        solution_text=solution, diagnosers=diagnosers, kind=t("kind"),
+        praise=t("praise"))
