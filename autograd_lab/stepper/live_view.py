@@ -14,6 +14,11 @@ RELEASED = N_("this stepper was released to free memory: the same cell made a ne
 _current: dict = {}
 
 
+def released_html() -> str:
+    """What a released stepper shows, in its widget and as its HTML face."""
+    return f"<p><i>{esc(_(RELEASED))}</i></p>"
+
+
 def supersede(stepper, label: str) -> None:
     """Remember stepper as the live one of the current cell and label; release the one before."""
     key = (_cell_id(), label)
@@ -40,7 +45,7 @@ def release_widget(widget) -> None:
     import ipywidgets as w
 
     parts = _descendants(widget)
-    note = w.HTML(f"<p><i>{esc(_(RELEASED))}</i></p>")
+    note = w.HTML(released_html())
     note.add_class("agl-released")
     widget.children = (note,)
     for part in parts:

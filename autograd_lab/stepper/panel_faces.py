@@ -109,3 +109,19 @@ def next_prompt(trace: Trace, index: int) -> str:
     else:
         sentence = _("Next: {node}. Predict what it sends on, then press Check.").format(node=step.node.title)
     return f"<p><i>{esc(sentence)}</i></p>"
+
+
+def unread_html(err: Exception) -> str:
+    """What the prediction box says when it cannot read what was typed (nothing is revealed)."""
+    unread = esc(_("could not read that"))
+    return _("{heading}: {text}").format(heading=f"<b>{unread}</b>", text=f"{esc(type(err).__name__)}: {esc(err)}")
+
+
+def verdict_html(verdict) -> str:
+    """A prediction's verdict in the box: the word once, in bold, then what to know."""
+    close = verdict.diagnosis == "too_few_digits"
+    word = _("right") if verdict.right else _("close") if close else _("wrong")
+    # 'close: give three significant digits' keeps its word once
+    message = _("give three significant digits") if close else verdict.message
+    return _("{heading}: {text}").format(heading=f"<b>{esc(word)}</b>", text=esc(message))
+

@@ -1,19 +1,18 @@
-"""The stepper widget and the graph view: the front ends of a recorded backward."""
+"""The stepper: the widget that walks through a recorded backward one step at a time, and step(),
+which records one and returns it (the graph view is graph_view.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-
-from ..display import scrolling, View, evaluate_typed, live
+from ..display import View, evaluate_typed, live, scrolling
 from ..i18n import _, ngettext
-from ..text import esc
+from ..names import caller_names, name_in
 from .draw import Drawing, Layout
 from .faces import applied_text, recent_html, walk_html, walk_text
-from .panel_faces import next_prompt, panel_html, panel_text
+from .live_view import RELEASED, Released, release_widget, released_html, supersede
+from .panel_faces import next_prompt, panel_html, panel_text, unread_html, verdict_html
 from .predict import Verdict, compare, judged
-from ..names import caller_names, name_in
 from .trace import Trace, trace as record
-from .live_view import RELEASED, Released, release_widget, supersede
 from .windows import NextWindow
 
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
@@ -114,7 +113,7 @@ class Stepper(View):
         return text + "\n" + applied_text(self.trace) if self.applied else text
 
     def html(self) -> str:
-        return (f"<p><i>{esc(_(RELEASED))}</i></p>" if self.released
+        return (released_html() if self.released
                 else walk_html(self.trace, self.title, self.index, self.index if self.predicting else None))
 
     @property
@@ -202,16 +201,9 @@ class Stepper(View):
         try:
             answer = evaluate_typed(self._answer.value.strip(), self.trace.names)  # the learner's namespace
         except Exception as err:  # a typo in the box: say so, reveal nothing
-            unread = esc(_("could not read that"))
-            self._verdict.value = _("{heading}: {text}").format(
-                heading=f"<b>{unread}</b>", text=f"{esc(type(err).__name__)}: {esc(err)}")
+            self._verdict.value = unread_html(err)
             return
-        verdict = self.predict(answer)
-        close = verdict.diagnosis == "too_few_digits"
-        word = _("right") if verdict.right else _("close") if close else _("wrong")
-        # the word once, in bold: 'close: give three significant digits' loses its own
-        message = _("give three significant digits") if close else verdict.message
-        self._verdict.value = _("{heading}: {text}").format(heading=f"<b>{esc(word)}</b>", text=esc(message))
+        self._verdict.value = verdict_html(self.predict(answer))
 
     def _refresh(self):
         if self._widget is None or self.released:
