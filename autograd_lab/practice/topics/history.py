@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ...graph import FREED, walk
-from ...i18n import N_, _
+from ...words import words_of
 from ..checking import WrongForm
 from ..choices import NamesForm
 from ..code_task import CodeExercise, CodeForm, call
@@ -18,6 +18,8 @@ from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm
 from ..registry import register
 from ..run import run
+
+W = words_of(__name__)
 
 LOOP = """torch.manual_seed({seed})
 w = torch.randn(3, requires_grad=True)
@@ -38,8 +40,6 @@ SAFE = {"total": ["total = total + loss.item()       # {log}",
         "avg": ["avg = 0.9 * avg + 0.1 * out.detach()   # {mean}"]}
 CARRY = {"total": "total = total + loss                # {log}",
          "avg": "avg = 0.9 * avg + 0.1 * out        # {mean}"}
-LOG = N_("for the log")
-RUNNING_MEAN = N_("a running mean of the activations")
 FIXES = {
     "total": {"a": ("total = total + loss.detach()", {}), "b": ("total = total + loss.clone()", {}),
               "c": ("loss.backward(retain_graph=True)", {"backward": True}),
@@ -56,7 +56,8 @@ def nodes(value) -> int:
 
 
 def loop_code(seed: int, steps: int, carrier: str, safe: int, fix: str | None = None) -> str:
-    comments = {"log": _(LOG), "mean": _(RUNNING_MEAN)}
+    notes = W["loop_comments"]
+    comments = {"log": notes("log"), "mean": notes("mean")}
     lines = {"total": (CARRY["total"] if carrier == "total" else SAFE["total"][safe]).format(**comments),
              "avg": (CARRY["avg"] if carrier == "avg" else SAFE["avg"][0]).format(**comments),
              "backward": "loss.backward()"}
@@ -72,8 +73,10 @@ def growing(code_of) -> set[str]:
     return {n for n in CANDIDATES if nodes(long[n]) > nodes(short[n])}
 
 
-@register("carried_history", N_("Which variable carries history across training steps"), place=500)
+@register("carried_history", W["carried_history"]["title"], place=500)
 def carried_history(seed=None) -> Exercise:
+    t, sep = W["carried_history"], W["common"]("separator")
+    d = t["diagnoses"]
     if seed is None:
         carrier, safe, data_seed = "total", 0, 0
     else:
@@ -86,51 +89,27 @@ def carried_history(seed=None) -> Exercise:
     spelled = ".item()" if other == "total" and safe == 0 else ".detach()"
     form = PartsForm([("carries history", NamesForm(CANDIDATES)), ("fixes", NamesForm(list(options)))])
     diagnosers = [
-        Diagnoser(_("out and loss are made anew at every step from w and this step's x: their graph is this "
-                    "step's only, and the next step replaces them."), part=0,
-                  when=lambda v: bool(v & {"out", "loss"}), key="fresh_each_step"),
-        Diagnoser(_("{other} is updated from a value without history ({spelled}): it carries numbers, not a "
-                    "graph.").format(other=other, spelled=spelled), part=0, when=lambda v: other in v,
+        Diagnoser(d("fresh_each_step"), part=0, when=lambda v: bool(v & {"out", "loss"}), key="fresh_each_step"),
+        Diagnoser(d("safe_named").format(other=other, spelled=spelled), part=0, when=lambda v: other in v,
                   key="safe_named"),
-        Diagnoser(_("w is a leaf: its graph is a single AccumulateGrad node, whatever the step."), part=0,
-                  when=lambda v: "w" in v, key="leaf_named"),
-        Diagnoser(_("Something does carry history: look for a variable computed from its own previous value "
-                    "and from a tensor that has a graph."), part=0, when=lambda v: not v, key="none_named"),
-        Diagnoser(_("clone() is recorded in the graph (CloneBackward0): the copy keeps the history it was made "
-                    "from."), part=1, when=lambda v: "b" in v, key="clone_fix"),
-        Diagnoser(_("retain_graph=True keeps a graph's saved values for another backward; it cuts nothing."),
-                  part=1, when=lambda v: "c" in v, key="retain_graph_fix"),
-        Diagnoser(_("detach() cuts it: the value is kept, the history is not."), part=1,
-                  when=lambda v: "a" in fixes and "a" not in v, key="detach_missed"),
-        Diagnoser(_("torch.no_grad() cuts it too: an operation under no_grad is not recorded."), part=1,
-                  when=lambda v: "d" in fixes and "d" not in v, key="no_grad_missed"),
+        Diagnoser(d("leaf_named"), part=0, when=lambda v: "w" in v, key="leaf_named"),
+        Diagnoser(d("none_named"), part=0, when=lambda v: not v, key="none_named"),
+        Diagnoser(d("clone_fix"), part=1, when=lambda v: "b" in v, key="clone_fix"),
+        Diagnoser(d("retain_graph_fix"), part=1, when=lambda v: "c" in v, key="retain_graph_fix"),
+        Diagnoser(d("detach_missed"), part=1, when=lambda v: "a" in fixes and "a" not in v, key="detach_missed"),
+        Diagnoser(d("no_grad_missed"), part=1, when=lambda v: "d" in fixes and "d" not in v, key="no_grad_missed"),
     ]
     setup = loop_code(data_seed, 6, carrier, safe)
     described = "\n".join(f"  ({f}) {code}" for f, code in options.items())
     sizes = [nodes(run(loop_code(data_seed, k, carrier, safe))[carrier]) for k in (1, 2, 3)]
-    solution = _("{carriers} carries history: it is computed from its previous value and from "
-                 "a tensor with a graph, so its graph holds every step so far ({one}, {two}, "
-                 "{three} nodes after 1, 2, 3 steps: walk it with autograd_lab.graph.walk, or see "
-                 "%%backward_profile's table). Fixes that cut it: {fixes}. "
-                 "detach() and no_grad keep the value and drop the history; clone() stays in the graph, and "
-                 "retain_graph=True cuts nothing.").format(
-        carriers=_(", ").join(sorted(carriers)), one=sizes[0], two=sizes[1], three=sizes[2],
-        fixes=_(", ").join(sorted(fixes)))
+    solution = t("solution").format(carriers=sep.join(sorted(carriers)), one=sizes[0], two=sizes[1],
+                                    three=sizes[2], fixes=sep.join(sorted(fixes)))
     return Exercise(
-        seed=seed, intro=_("A training loop that also keeps a log of the loss and a running mean of the "
-                           "activations."), setup=setup,
-        question=_("Which of {candidates} carries the graph of earlier steps into the next one? And "
-                   "which of these changes (each alone) stop it?").format(candidates=_(", ").join(CANDIDATES))
-        + "\n" + described,
-        answer_form=_("a pair: the set of variable names, then the set of letters among {letters}").format(
-            letters=_(", ").join(options)),
+        seed=seed, intro=t("intro"), setup=setup,
+        question=t("question").format(candidates=sep.join(CANDIDATES)) + "\n" + described,
+        answer_form=t("answer_form").format(letters=sep.join(options)),
         form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
-        kind=_("the pair (variables, fixes)"), example='ex.check(({"..."}, {"..."}))',
-        hints=[_("A graph grows across steps when a variable is computed from its own previous value and from "
-                 "a tensor that has a graph."),
-               _("Which fixes keep the value but record nothing? clone() and retain_graph do record.")],
-        praise=_("A value computed from itself and a graph collects every step's history; detach() or no_grad "
-                 "cut it."))
+        kind=t("kind"), example='ex.check(({"..."}, {"..."}))', hints=t.all("hints"), praise=t("praise"))
 
 
 BUGGY = """def step(w, opt, x, h):
@@ -148,8 +127,6 @@ h = torch.zeros(3)
 for x in torch.randn({steps}, 3):
     h = step(w, opt, x, h)"""
 STEPS = 8
-STATE = N_("the state carried to the next step")
-ADDED = N_("added after 'Trying to backward through the graph a second time'")
 
 
 FIXED = """def fixed_step(w, opt, x, h):
@@ -185,28 +162,19 @@ class Training:
     sizes: tuple = field(default=(), compare=False)
 
     def describe(self) -> str:
+        t = W["training"]
         if self.error == "freed":
-            return _("a step fails (freed)")
+            return t("freed")
         if self.error == "no_grad":
-            return _("a step fails (no grad)")
+            return t("no_grad")
         if self.error:
-            return _("a step fails (error)")
-        # Translators: the separator between the items of a list ("4, 7, 10", "a, d")
-        sizes = _(", ").join(map(str, self.sizes))
-        if self.trains:
-            if self.sizes:
-                return _("the state's graph has {sizes} nodes after each step; w ends where the training "
-                         "takes it").format(sizes=sizes)
-            if not self.grows:
-                return _("the state's graph keeps one size from step to step; w ends where the training takes it")
-            return _("the state's graph grows with every step; w ends where the training takes it")
+            return t("error")
         if self.sizes:
-            return _("the state's graph has {sizes} nodes after each step; w does not end where the training "
-                     "takes it").format(sizes=sizes)
+            sized = t("sizes_trains") if self.trains else t("sizes_off")
+            return sized.format(sizes=W["common"]("separator").join(map(str, self.sizes)))
         if not self.grows:
-            return _("the state's graph keeps one size from step to step; w does not end where the training "
-                     "takes it")
-        return _("the state's graph grows with every step; w does not end where the training takes it")
+            return t("steady_trains") if self.trains else t("steady_off")
+        return t("grows_trains") if self.trains else t("grows_off")
 
 
 def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
@@ -219,24 +187,24 @@ def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
         h = torch.zeros(3)
         sizes: list[int] = []
         for x in torch.randn(STEPS, 3):
-            # Translators: the subject of "{what} raised ValueError: ..."
-            out = call(fn, w, opt, x, h, what=_("Your step"))
+            out = call(fn, w, opt, x, h, what=W["training"]("your_step"))
             if isinstance(out, RuntimeError):
                 text = str(out)
                 kind = ("freed" if text.startswith(FREED) else
                         "no_grad" if "does not require grad" in text else "error")
                 return Training(kind, False, False, False, tuple(sizes)), None
             if not isinstance(out, torch.Tensor):
-                raise WrongForm(_("Your step returned {kind}; return the state h for the next step.").format(
-                    kind=type(out).__name__))
+                raise WrongForm(W["training"]("returned").format(kind=type(out).__name__))
             h = out
             sizes.append(nodes(h))
         clone = any(fn_.name() == "CloneBackward0" for fn_, _slot in walk(h))
         return Training("", sizes[-1] > sizes[1], clone, True, tuple(sizes)), w.detach().clone()
 
 
-@register("fix_training_step", N_("Fix a training step whose graph grows with every step"), place=510)
+@register("fix_training_step", W["fix_training_step"]["title"], place=510)
 def fix_training_step(seed=None) -> CodeExercise:
+    t = W["fix_training_step"]
+    d = t["diagnoses"]
     data_seed = 0 if seed is None else int(seed)
     target = train(reference_step, data_seed)[1]
     assert target is not None
@@ -249,43 +217,18 @@ def fix_training_step(seed=None) -> CodeExercise:
                         bool(torch.allclose(w, target, rtol=1e-5, atol=1e-7)), found.sizes)
 
     diagnosers = [
-        Diagnoser(_("The second step fails: h still carries the first step's graph, which that step's backward "
-                    "freed. Without retain_graph you must also cut h's history: h.detach() before using it."),
-                  when=lambda b: b.error == "freed", key="freed_graph"),
-        Diagnoser(_("clone() copies the values but stays in the graph (CloneBackward0): h.clone() keeps the "
-                    "history of every step."), when=lambda b: b.grows and b.clone, key="clone_not_detach"),
-        Diagnoser(_("The graph still grows with the step number: h carries the history of every earlier step, "
-                    "and each backward walks all of it. retain_graph=True only keeps that history alive; cut it "
-                    "with h.detach()."), when=lambda b: b.grows and not b.clone, key="still_grows"),
-        Diagnoser(_("You cut too much: the loss no longer depends on w through recorded operations (element 0 "
-                    "of tensors does not require grad). Detach the carried state h, not this step's computation."),
-                  when=lambda b: b.error == "no_grad", key="cut_too_much"),
-        Diagnoser(_("The graph no longer grows, but w does not end where the training should take it: keep the "
-                    "step as it was (the state still flows in, h = torch.tanh(x * w + h)) and cut only the "
-                    "history of the h that comes in."), when=lambda b: not b.error and not b.grows and not b.trains,
+        Diagnoser(d("freed_graph"), when=lambda b: b.error == "freed", key="freed_graph"),
+        Diagnoser(d("clone_not_detach"), when=lambda b: b.grows and b.clone, key="clone_not_detach"),
+        Diagnoser(d("still_grows"), when=lambda b: b.grows and not b.clone, key="still_grows"),
+        Diagnoser(d("cut_too_much"), when=lambda b: b.error == "no_grad", key="cut_too_much"),
+        Diagnoser(d("changed_training"), when=lambda b: not b.error and not b.grows and not b.trains,
                   key="changed_training"),
     ]
-    solution = (FIXED.format(flows=_("the value flows in, its history does not"),
-                             needed=_("no retain_graph needed any more"))
-                + "\n\n" + _("Returning h.detach() works as well. The graph of each step now has the same size, "
-                               "so backward takes the same time at every step (truncated backpropagation through "
-                               "time)."))
+    solution = (FIXED.format(flows=t("flows_comment"), needed=t("needed_comment")) + "\n\n" + t("solution"))
     return CodeExercise(
-        seed=seed, intro=_("A recurrent training step: the state h flows from one step to the next. Someone met "
-                           "'Trying to backward through the graph a second time' and added retain_graph=True; now "
-                           "every step is slower than the one before."),
-        setup=BUGGY.format(seed=data_seed, steps=STEPS, state=_(STATE), added=_(ADDED)),
-        question=_("Write fixed_step(w, opt, x, h), the same step with its history cut: the state's value still "
-                   "flows into the next step, but the graph no longer grows with the step number. The check runs "
-                   "your step {steps} times on fresh weights, counts the nodes of the graph behind the state it "
-                   "returns (autograd_lab.graph.walk), and compares where w ends with the intended training.").format(
-            steps=STEPS),
-        answer_form=_("your function fixed_step(w, opt, x, h) that returns the new state h"),
+        seed=seed, intro=t("intro"),
+        setup=BUGGY.format(seed=data_seed, steps=STEPS, state=t("state_comment"), added=t("added_comment")),
+        question=t("question").format(steps=STEPS), answer_form=t("answer_form"),
         form=CodeForm(probe, "ex.check(fixed_step)", "fixed_step(w, opt, x, h)"),
         expected=Training("", False, False, True), diagnosers=diagnosers, solution_text=solution,
-        example="ex.check(fixed_step)",
-        hints=[_("Which tensor comes into the step with the graph of the earlier steps attached?"),
-               _("Keep its value, drop its history: the tool is detach(), on the h that comes in."),
-               _("h = torch.tanh(x * w + h.detach()), and loss.backward() without retain_graph.")],
-        praise=_("Same value, no history: every step's graph has the same size, and backward no longer slows "
-                 "down."))
+        example="ex.check(fixed_step)", hints=t.all("hints"), praise=t("praise"))
