@@ -133,3 +133,11 @@ def test_layering_test_bites(tmp_path):
     """A model module that imports ipywidgets is caught."""
     assert LEVEL[layer_of(PACKAGE / "graph.py")] < LEVEL[THIRD_PARTY["ipywidgets"]]
     assert layer_of(PACKAGE / "stepper" / "view.py") == "front"
+
+
+def test_no_module_is_over_250_lines():
+    """A newcomer reads a module in one sitting: one that grows past 250 lines is split by what its
+    parts are."""
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 250}
+    assert not long, f"modules over 250 lines: {long}"
