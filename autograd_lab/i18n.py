@@ -3,7 +3,8 @@
 Every sentence the lab shows a learner is written in English in the code, inside ``_()`` (or
 ``N_()`` for a module-level constant, translated where it is shown), as one whole sentence with
 named placeholders: ``_("x.grad has shape {shape}").format(shape=...)``, so that a translator can
-put the words in their own order. Numbers, code and PyTorch's names stay as they are.
+put the words in their own order. Numbers, code and PyTorch's names stay as they are. A module
+whose sentences form a table keeps them in a sentences file beside it instead (words.py).
 
 The catalogs live in ``autograd_lab/locale/zh/LC_MESSAGES/``, one ``.po`` file a room (``core`` for
 the modules at the top of the package, ``exercises`` and ``exercises_advanced`` for the exercises'
