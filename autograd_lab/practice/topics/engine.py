@@ -6,11 +6,13 @@ from __future__ import annotations
 import torch
 
 from ...graph import ACCUMULATE, short_name, walk
-from ...i18n import N_, _
+from ...words import words_of
 from ..exercise import Diagnoser, Exercise
 from ..registry import register
 from ..run import run
 from ..sequences import OrderForm
+
+W = words_of(__name__)
 
 # (op code, its node's name): ops whose nodes have distinct names, defined for any real input
 OPS = [("exp()", "ExpBackward0"), ("sin()", "SinBackward0"), ("cos()", "CosBackward0"),
@@ -60,8 +62,10 @@ def _code(a_op: str, b_op: str, a_first: bool, a: float, b: float, twice: bool) 
     return LEAVES.format(a=a, b=b) + f"{first}\n{second}\ns = u + v\n"
 
 
-@register("engine_order", N_("The order the engine runs a two-branch graph"), place=12)
+@register("engine_order", W["engine_order"]["title"], place=12)
 def engine_order_exercise(seed=None) -> Exercise:
+    t = W["engine_order"]
+    d = t["diagnoses"]
     if seed is None:
         a_op, b_op, a_first, a, b, twice = "exp()", "sin()", True, 0.5, 2.0, False
     else:
@@ -76,39 +80,18 @@ def engine_order_exercise(seed=None) -> Exercise:
     accumulate_last = tuple([n for n in order if not n.startswith(ACCUMULATE)]
                             + [n for n in order if n.startswith(ACCUMULATE)])
     mistakes = [
-        ("creation_order", _("You let the branch created first run first. Among the nodes that are ready, "
-                             "today's CPU engine runs the one created last (it has the highest sequence number)."),
-         tuple(swapped)),
-        ("accumulate_last", _("AccumulateGrad nodes do not wait for the end: an AccumulateGrad node is run as "
-                              "soon as the gradient for its leaf is ready, before the engine turns to the other "
-                              "branch."),
-         accumulate_last),
+        ("creation_order", d("creation_order"), tuple(swapped)),
+        ("accumulate_last", d("accumulate_last"), accumulate_last),
     ]
     diagnosers = _distinct(mistakes, tuple(order))
     diagnosers.append(Diagnoser(
-        _("This is the order of the forward pass. Backward starts from the output s and runs towards "
-          "the leaves."), when=lambda v: [n for n in v if not n.startswith(ACCUMULATE)] == created,
+        d("forward_order"), when=lambda v: [n for n in v if not n.startswith(ACCUMULATE)] == created,
         key="forward_order"))
-    setup = code + "s.backward()"
-    hints = [_("Backward starts at s's node. After it, which nodes have everything they need (are ready)?"),
-             _("Among ready nodes the engine picks the one created last; an AccumulateGrad node runs as soon "
-               "as it is ready."),
-             _("Write out the ready nodes after each step: the engine picks one, runs it, and what it sends "
-               "on may make new nodes ready.")]
-    solution = _("The engine ran: {order}.\nAfter AddBackward0 both branches are ready; the "
-                 "engine takes the node created last first, and each AccumulateGrad runs as soon as its "
-                 "gradient is ready. Record it yourself with autograd_lab.trace(s).steps, or step through "
-                 "it with %backward s. (This order is how the CPU engine is written today, not a guarantee.)").format(
-                     order=", ".join(order))
     return Exercise(
-        seed=seed, intro=_("Two leaves, each through its own branch, added together."), setup=setup,
-        question=_("In which order does the engine run the nodes of this graph? Name every node, "
-                   "AccumulateGrad nodes included (AccumulateGrad(a) is a's)."),
-        answer_form=_("the node names in order, as a list of strings or text separated by commas "
-                      "(a node may also be named by its tensor: s, u, v, or a.grad for AccumulateGrad(a))"),
-        form=OrderForm(order, aliases), expected=tuple(order), hints=hints, solution_text=solution,
-        diagnosers=diagnosers, kind=_("the engine's order"), example='ex.check("AddBackward0, ...")',
-        praise=_("Ready nodes run created-last first, and a leaf's AccumulateGrad runs as soon as it is ready."))
+        seed=seed, intro=t("intro"), setup=code + "s.backward()", question=t("question"),
+        answer_form=t("answer_form"), form=OrderForm(order, aliases), expected=tuple(order), hints=t.all("hints"),
+        solution_text=t("solution").format(order=", ".join(order)), diagnosers=diagnosers, kind=t("kind"),
+        example='ex.check("AddBackward0, ...")', praise=t("praise"))
 
 
 def _distinct(mistakes, expected) -> list[Diagnoser]:
@@ -123,9 +106,8 @@ def _distinct(mistakes, expected) -> list[Diagnoser]:
         message = group[0][1]
         if len(group) > 1:
             for _key, another in group[1:]:
-                # Translators: {mistakes} is one or more mistakes already listed, {another} the next one
-                message = _("{mistakes} Or: {another}").format(mistakes=message, another=another)
-            message = _("This order fits more than one mistake for this graph: {mistakes}").format(mistakes=message)
+                message = W["several_mistakes"]("one_more").format(mistakes=message, another=another)
+            message = W["several_mistakes"]("fits").format(mistakes=message)
         found.append(Diagnoser(message, when=lambda v, value=value: v == value,
                                key="+".join(key for key, _message in group)))
     return found
