@@ -200,12 +200,12 @@ def test_sentences_once_cut_from_shared_messages_are_the_same_english():
     nonscalar = exercise("nonscalar_backward").diagnosers
     accumulate = exercise("accumulate").diagnosers
     english = {
-        "For x.grad " + messages.NO_FACTOR[0].lower() + messages.NO_FACTOR[1:],
-        messages.Y_VALUE.replace("dz/dx_i: how fast z", "dy_i/dx_i: how fast y_i"),
-        messages.DOUBLED.split(":")[0] + " of both calls together: each call adds the gradient once.",
+        "For x.grad " + messages.SHARED["no_factor"][0].lower() + messages.SHARED["no_factor"][1:],
+        messages.SHARED["y_value"].replace("dz/dx_i: how fast z", "dy_i/dx_i: how fast y_i"),
+        messages.SHARED["doubled"].split(":")[0] + " of both calls together: each call adds the gradient once.",
     }
     assert english <= set(weighted.values()) | {d.message for d in nonscalar + accumulate}
-    assert messages.for_part("x.grad", messages.NO_FACTOR) in weighted.values()
+    assert messages.for_part("x.grad", messages.SHARED["no_factor"]) in weighted.values()
 
 
 def test_english_statements_and_solutions_are_unchanged():

@@ -43,8 +43,8 @@ def made_up(seed=None, **changes) -> Exercise:
                   "z = (x**2).mean()\nz.backward()", question="请手算 x.grad。", answer_form="3 个数字组成的列表",
                   form=TensorForm(), expected=EXPECTED, hints=["先把 z 写出来。", "用幂法则。"],
                   solution_text="x.grad = 2 x / 3", praise="自动求导的结果与手算一致。", seed=seed,
-                  diagnosers=[Diagnoser(messages.MISSING_MEAN, 2 * X, key="missing_mean"),
-                              Diagnoser(messages.Y_VALUE, X**2, key="y_value")],
+                  diagnosers=[Diagnoser(messages.SHARED["missing_mean"], 2 * X, key="missing_mean"),
+                              Diagnoser(messages.SHARED["y_value"], X**2, key="y_value")],
                   name="made_up", title="均值的梯度")
     fields.update(changes)
     return Exercise(**fields)
@@ -93,23 +93,23 @@ def test_grading_mode_raises_the_chinese_verdict(zh):
 def test_shared_messages_translate_where_they_are_shown(zh):
     """A topic may pass a shared message as it is: the check translates it; ambiguous() and
     for_part() compose whole sentences."""
-    for name in ("MISSING_MEAN", "EXTRA_MEAN", "NO_FACTOR", "Y_VALUE", "Z_VALUE", "X_VALUE", "DOUBLED",
-                 "N_MINUS_1", "DZ_DY", "DZ_DY_SUM", "TWO_OVER_N", "WRONG_POWER"):
-        english = getattr(messages, name)
-        assert not CHINESE.search(english)  # the constant itself stays English (topics compare and import it)
+    assert len(messages.SHARED) == 12
+    for name in messages.SHARED:
+        english = messages.SHARED[name]
+        assert not CHINESE.search(english)  # the file holds the English; SHARED(name) translates it
         ex = made_up(diagnosers=[Diagnoser(english, 2 * X)])
         assert_chinese(ex.check([2.0, 4.0, 6.0]).message)
-    both = messages.ambiguous([messages.MISSING_MEAN, messages.DOUBLED])
+    both = messages.ambiguous([messages.SHARED["missing_mean"], messages.SHARED["doubled"]])
     assert_chinese(both)
     assert both.count("或者：") == 1
-    assert_chinese(messages.for_part("x.grad", messages.NO_FACTOR))
+    assert_chinese(messages.for_part("x.grad", messages.SHARED["no_factor"]))
 
 
 def test_coincident_mistakes_are_named_together_in_chinese(zh):
     """Two mistakes that give the same numbers on these inputs only (not on their variants)."""
     other = torch.tensor([1.0, 2.0], dtype=torch.double)
-    ex = made_up(diagnosers=[Diagnoser(messages.MISSING_MEAN, 2 * X, variant=other),
-                             Diagnoser(messages.DOUBLED, 2 * X, variant=2 * other)])
+    ex = made_up(diagnosers=[Diagnoser(messages.SHARED["missing_mean"], 2 * X, variant=other),
+                             Diagnoser(messages.SHARED["doubled"], 2 * X, variant=2 * other)])
     message = ex.check([2.0, 4.0, 6.0]).message
     assert_chinese(message)
     assert "或者：" in message and "求和的梯度" in message and ".grad 会累加" in message
