@@ -11,7 +11,7 @@ from ..forms import PartsForm, TensorForm
 from ..messages import SHARED
 from ..registry import register
 from ..run import grad, run, tensor_code, variant_values
-from .common import on_x, x_grad, x_line
+from .common import on_x, stated, x_grad, x_line
 
 W = words_of(__name__)
 
@@ -21,10 +21,8 @@ def typed_x_grad(name: str, seed, expected: torch.Tensor, setup: str, diagnosers
     """The exercise `name` of this module, which predicts x.grad typed as 3 numbers: its statement read
     off its table (intro, question, hints, praise), its solution filled with the setup and `solution`."""
     t = W[name]
-    return x_grad(expected, seed=seed, intro=t("intro"), setup=setup, question=t("question"),
-                  answer_form=W["typed_x_grad"]("answer_form"), hints=t.all("hints"),
-                  solution_text=t("solution").format(setup=setup, **solution), diagnosers=diagnosers,
-                  praise=t("praise"))
+    return x_grad(expected, seed=seed, setup=setup, solution_text=t("solution").format(setup=setup, **solution),
+                  diagnosers=diagnosers, **stated(t, answer_form=W["typed_x_grad"]("answer_form")))
 
 
 @register("weighted_mean_square", W["weighted_mean_square"]["title"], place=40)
@@ -47,10 +45,8 @@ def weighted_mean_square(seed=None) -> Exercise:
         Diagnoser(d("w_weights"), part=0, value=ns["w"].detach()),
     ]
     solution = t("solution").format(w_grad=fmt(gw), x_grad=fmt(gx), setup=setup)
-    return Exercise(
-        seed=seed, intro=t("intro"), setup=setup, question=t("question"), answer_form=t("answer_form"),
-        form=form, expected=(gw, gx), hints=t.all("hints"), solution_text=solution, diagnosers=diagnosers,
-        kind=t("kind"), praise=t("praise"))
+    return Exercise(seed=seed, setup=setup, form=form, expected=(gw, gx), solution_text=solution,
+                    diagnosers=diagnosers, **stated(t))
 
 
 @register("nonscalar_backward", W["nonscalar_backward"]["title"], place=60)

@@ -1,7 +1,8 @@
 """What several topics build the same way: the x most prediction exercises start from, and the
 exercises that predict x.grad, a pair of tensors, or yes/no answers where one case is the surprise.
 Each helper fills the form, the expected answer and the fields that follow from them; the topic
-gives the rest of the statement (Exercise's fields) as keywords."""
+gives the rest of the statement (Exercise's fields) as keywords, most of them read off its table
+with stated()."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from ..choices import FlagsForm
 from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
 from ...i18n import _
-from ...words import words_of
+from ...words import Words, words_of
 from ..run import grad, run, tensor_code, variant_values
 
 W = words_of(__name__)
@@ -33,6 +34,29 @@ def x_line(seed) -> str:
     'x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.double, requires_grad=True)'
     """
     return tensor_code("x", variant_values(seed, [1.0, 2.0, 3.0]))
+
+
+#: the sentences of an exercise's statement that stated() takes from its table, each as it is
+STATEMENT = ("intro", "question", "answer_form", "kind", "praise")
+
+
+def stated(t: Words, **given) -> dict:
+    """An exercise's statement read off its table (a Words), in the learner's language: intro, question,
+    answer_form, kind and praise where the table has them, hints as a list; `given` adds to them or
+    replaces them (a sentence formatted, or one from another table). Title and solution are never taken.
+
+    >>> from autograd_lab.i18n import language
+    >>> t = Words({"intro": "the gradient", "hints": ["Correct!", "Think."], "kind": "the gradient",
+    ...            "title": "A title", "solution": "{x}"}, "doc")
+    >>> language("zh"), stated(t, kind="a tensor", setup="x = 1")
+    ('zh', {'intro': '所求的梯度', 'hints': ['正确！', 'Think.'], 'kind': 'a tensor', 'setup': 'x = 1'})
+    >>> language("en"), stated(Words({}, "empty"), hints=[])
+    ('en', {'hints': []})
+    """
+    taken: dict[str, str | list[str]] = {key: t(key) for key in STATEMENT if key in t and key not in given}
+    if "hints" in t and "hints" not in given:
+        taken["hints"] = t.all("hints")
+    return {**taken, **given}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from ..checking import WrongForm
 from ..code_task import CodeExercise, CodeForm, call
 from ..exercise import Diagnoser
 from ..registry import register
+from .common import stated
 
 OPS = {"round": torch.round, "floor": torch.floor, "sign": torch.sign}
 SHAPES = [(4,), (2, 3), (3, 1, 2)]
@@ -86,10 +87,9 @@ def straight_through(seed=None) -> CodeExercise:
         Diagnoser(d("no_path"), when=lambda b: b.grad == "none", key="no_path"),
     ]
     return CodeExercise(
-        seed=seed, intro=t("intro").format(op=name),
-        setup="def straight_through(x):\n    # " + t("setup_comment").format(op=name) + "\n    return ____",
-        question=t("question").format(op=name),
-        answer_form=t("answer_form"), form=form, expected=Behaviour(True, "right"),
-        hints=[hint.format(op=name) for hint in t.all("hints")] + [f"c = (torch.{name}(x) - x).detach()"],
-        solution_text=t("solution").format(right=right, op=name), diagnosers=diagnosers,
-        example="ex.check(straight_through)", kind=t("kind"), praise=t("praise").format(op=name))
+        seed=seed, setup="def straight_through(x):\n    # " + t("setup_comment").format(op=name) + "\n    return ____",
+        form=form, expected=Behaviour(True, "right"), solution_text=t("solution").format(right=right, op=name),
+        diagnosers=diagnosers, example="ex.check(straight_through)",
+        **stated(t, intro=t("intro").format(op=name), question=t("question").format(op=name),
+                 hints=[hint.format(op=name) for hint in t.all("hints")] + [f"c = (torch.{name}(x) - x).detach()"],
+                 praise=t("praise").format(op=name)))

@@ -11,6 +11,7 @@ from ..exercise import Diagnoser, Exercise
 from ..registry import register
 from ..run import run
 from ..sequences import OrderForm
+from .common import stated
 
 W = words_of(__name__)
 
@@ -88,10 +89,9 @@ def engine_order_exercise(seed=None) -> Exercise:
         d("forward_order"), when=lambda v: [n for n in v if not n.startswith(ACCUMULATE)] == created,
         key="forward_order"))
     return Exercise(
-        seed=seed, intro=t("intro"), setup=code + "s.backward()", question=t("question"),
-        answer_form=t("answer_form"), form=OrderForm(order, aliases), expected=tuple(order), hints=t.all("hints"),
-        solution_text=t("solution").format(order=", ".join(order)), diagnosers=diagnosers, kind=t("kind"),
-        example='ex.check("AddBackward0, ...")', praise=t("praise"))
+        seed=seed, setup=code + "s.backward()", form=OrderForm(order, aliases), expected=tuple(order),
+        solution_text=t("solution").format(order=", ".join(order)), diagnosers=diagnosers,
+        example='ex.check("AddBackward0, ...")', **stated(t))
 
 
 def _distinct(mistakes, expected) -> list[Diagnoser]:

@@ -10,7 +10,7 @@ from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm
 from ..registry import register
 from ..run import has_grad, outcome, run, tensor_code
-from .common import commented
+from .common import commented, stated
 
 W = words_of(__name__)
 
@@ -35,10 +35,8 @@ def no_requires_grad(seed=None) -> Exercise:
     ]
     form = ChoiceForm(options)
     solution = t("solution").format(letter=expected, option=options[expected])
-    return Exercise(
-        intro=t("intro"), setup=setup, question=t("question").format(options=form.describe()),
-        answer_form=t("answer_form"), form=form, expected=expected, hints=t.all("hints"),
-        solution_text=solution, diagnosers=diagnosers, kind=t("kind"), praise=t("praise"))
+    return Exercise(setup=setup, form=form, expected=expected, solution_text=solution, diagnosers=diagnosers,
+                    **stated(t, question=t("question").format(options=form.describe())))
 
 
 STOPS = """a = torch.tensor(2.0, requires_grad=True)
@@ -69,10 +67,9 @@ def where_backprop_stops(seed=None) -> Exercise:
         Diagnoser(d("missing"), when=lambda v: bool(v) and v < expected),
     ]
     return Exercise(
-        intro=t("intro"), setup=setup, question=t("question").format(names=", ".join(STOP_NAMES)),
-        answer_form=t("answer_form"), form=NamesForm(STOP_NAMES), expected=expected, diagnosers=diagnosers,
-        solution_text=t("solution").format(names=", ".join(sorted(expected))), kind=t("kind"),
-        hints=t.all("hints"), praise=t("praise"))
+        setup=setup, form=NamesForm(STOP_NAMES), expected=expected, diagnosers=diagnosers,
+        solution_text=t("solution").format(names=", ".join(sorted(expected))),
+        **stated(t, question=t("question").format(names=", ".join(STOP_NAMES))))
 
 
 GAN = """torch.manual_seed(0)
@@ -108,10 +105,9 @@ def gan_detach(seed=None) -> Exercise:
     solution = t("solution").format(with_detach=", ".join(sorted(expected[0])),
                                     without=", ".join(sorted(expected[1])))
     return Exercise(
-        intro=t("intro"), setup=setup, question=t("question"),
-        answer_form=t("answer_form").format(params=", ".join(PARAMS)),
-        form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
-        kind=t("kind"), example='ex.check(({"..."}, {"..."}))', hints=t.all("hints"), praise=t("praise"))
+        setup=setup, form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
+        example='ex.check(({"..."}, {"..."}))',
+        **stated(t, answer_form=t("answer_form").format(params=", ".join(PARAMS))))
 
 
 CLONE = """a = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -136,7 +132,6 @@ def detach_vs_clone(seed=None) -> Exercise:
     word = {True: t("yes"), False: t("no")}
     solution = t("solution").format(clone=word[through_clone], detach=word[through_detach])
     return Exercise(
-        intro=t("intro"), setup=setup, question=t("question"), answer_form=t("answer_form"),
-        example="ex.check((..., ...))", form=FlagsForm(["clone", "detach"]), expected=expected,
-        diagnosers=diagnosers, solution_text=solution, kind=t("kind"), hints=t.all("hints"), praise=t("praise"))
+        setup=setup, example="ex.check((..., ...))", form=FlagsForm(["clone", "detach"]), expected=expected,
+        diagnosers=diagnosers, solution_text=solution, **stated(t))
 

@@ -9,7 +9,7 @@ from ..choices import NamesForm
 from ..exercise import Diagnoser, Exercise
 from ..registry import register
 from ..run import has_grad, outcome, run
-from .common import flags
+from .common import flags, stated
 
 W = words_of(__name__)
 FROZEN = """torch.manual_seed(0)
@@ -34,11 +34,9 @@ def frozen_grads(seed=None) -> Exercise:
         Diagnoser(d("later_missing"), when=lambda v: not v >= {"model.2.weight", "model.2.bias"}),
     ]
     return Exercise(
-        name="frozen_grads", intro=t("intro"),
-        setup=setup, question=t("question").format(params=W["common"]("separator").join(PARAMS)),
-        answer_form=t("answer_form"),
-        form=form, expected=expected, diagnosers=diagnosers, solution_text=t("solution"),
-        kind=t("kind"), hints=t.all("hints"), praise=t("praise"))
+        name="frozen_grads", setup=setup, form=form, expected=expected, diagnosers=diagnosers,
+        solution_text=t("solution"),
+        **stated(t, question=t("question").format(params=W["common"]("separator").join(PARAMS))))
 
 
 MODES = {
@@ -58,9 +56,8 @@ def which_mode_records(seed=None) -> Exercise:
     return flags(
         MODES, lambda code: bool(run(f"{MODEL}\n{code}")["out"].requires_grad), "eval",
         (d("eval"), d("other_modes")), ("out.requires_grad", t("solution")),
-        name="which_mode_records", intro=t("intro"),
-        setup=setup, question=t("question").format(order=W["common"]("separator").join(MODES)),
-        hints=t.all("hints"), praise=t("praise"))
+        name="which_mode_records", setup=setup,
+        **stated(t, question=t("question").format(order=W["common"]("separator").join(MODES))))
 
 
 TARGET = """torch.manual_seed(0)
@@ -86,6 +83,5 @@ def target_without_graph(seed=None) -> Exercise:
     return flags(
         MAKES, lambda code: outcome(TARGET.format(make=code, saves=saves))[1] is None, "inference_mode",
         (d("inference_mode"), d("other_ways")), (t("solution_label"), t("solution")),
-        name="target_without_graph", intro=t("intro"),
-        setup=setup, question=t("question").format(ways=W["common"]("separator").join(MAKES)),
-        hints=t.all("hints"), praise=t("praise"))
+        name="target_without_graph", setup=setup,
+        **stated(t, question=t("question").format(ways=W["common"]("separator").join(MAKES))))

@@ -18,6 +18,7 @@ from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm
 from ..registry import register
 from ..run import run
+from .common import stated
 
 W = words_of(__name__)
 
@@ -105,11 +106,10 @@ def carried_history(seed=None) -> Exercise:
     solution = t("solution").format(carriers=sep.join(sorted(carriers)), one=sizes[0], two=sizes[1],
                                     three=sizes[2], fixes=sep.join(sorted(fixes)))
     return Exercise(
-        seed=seed, intro=t("intro"), setup=setup,
-        question=t("question").format(candidates=sep.join(CANDIDATES)) + "\n" + described,
-        answer_form=t("answer_form").format(letters=sep.join(options)),
-        form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
-        kind=t("kind"), example='ex.check(({"..."}, {"..."}))', hints=t.all("hints"), praise=t("praise"))
+        seed=seed, setup=setup, form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
+        example='ex.check(({"..."}, {"..."}))',
+        **stated(t, question=t("question").format(candidates=sep.join(CANDIDATES)) + "\n" + described,
+                 answer_form=t("answer_form").format(letters=sep.join(options))))
 
 
 BUGGY = """def step(w, opt, x, h):
@@ -226,9 +226,7 @@ def fix_training_step(seed=None) -> CodeExercise:
     ]
     solution = (FIXED.format(flows=t("flows_comment"), needed=t("needed_comment")) + "\n\n" + t("solution"))
     return CodeExercise(
-        seed=seed, intro=t("intro"),
-        setup=BUGGY.format(seed=data_seed, steps=STEPS, state=t("state_comment"), added=t("added_comment")),
-        question=t("question").format(steps=STEPS), answer_form=t("answer_form"),
+        seed=seed, setup=BUGGY.format(seed=data_seed, steps=STEPS, state=t("state_comment"), added=t("added_comment")),
         form=CodeForm(probe, "ex.check(fixed_step)", "fixed_step(w, opt, x, h)"),
         expected=Training("", False, False, True), diagnosers=diagnosers, solution_text=solution,
-        example="ex.check(fixed_step)", hints=t.all("hints"), praise=t("praise"))
+        example="ex.check(fixed_step)", **stated(t, question=t("question").format(steps=STEPS)))

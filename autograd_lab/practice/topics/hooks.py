@@ -8,7 +8,7 @@ from ..choices import ChoiceForm
 from ..exercise import Diagnoser, Exercise
 from ..registry import register
 from ..run import run
-from .common import on_x, tensor_pair, x_grad
+from .common import on_x, stated, tensor_pair, x_grad
 
 W = words_of(__name__)
 
@@ -28,9 +28,8 @@ def hook_doubles(seed=None) -> Exercise:
     ]
     first, then = t.all("hints")
     solution = t("solution").format(k=k, grad=fmt(expected), plain=fmt(plain))
-    return x_grad(expected, name="hook_doubles", seed=seed, intro=t("intro"), setup=setup,
-                  hints=[first.format(k=k), then], solution_text=solution, diagnosers=diagnosers,
-                  praise=t("praise"))
+    return x_grad(expected, name="hook_doubles", seed=seed, setup=setup, solution_text=solution,
+                  diagnosers=diagnosers, **stated(t, hints=[first.format(k=k), then]))
 
 
 @register("retain_grad_and_hook", W["retain_grad_and_hook"]["title"], place=810)
@@ -45,10 +44,8 @@ def retain_grad_and_hook(seed=None) -> Exercise:
         Diagnoser(d("x_without_factor"), part=1, value=hg),
     ]
     solution = t("solution").format(raw=fmt(raw), h_grad=fmt(hg), x_grad=fmt(xg))
-    return tensor_pair(
-        ("h.grad", "h", hg), ("x.grad", "x", xg), diagnosers, name="retain_grad_and_hook", seed=seed,
-        intro=t("intro"), setup=setup, question=t("question"), hints=t.all("hints"), solution_text=solution,
-        kind=t("kind"), praise=t("praise"))
+    return tensor_pair(("h.grad", "h", hg), ("x.grad", "x", xg), diagnosers, name="retain_grad_and_hook", seed=seed,
+                       setup=setup, solution_text=solution, **stated(t))
 
 
 EXPLODE_CODE = """torch.manual_seed(0)
@@ -88,8 +85,5 @@ def exploding_layer(seed=None) -> Exercise:
     solution = (t("solution").format(ratios=shown, at=at, letter=expected)
                 + f"\n{FIND.strip()}\nprint(ratios)")
     return Exercise(
-        name="exploding_layer", intro=t("intro"),
-        setup=setup, question=t("question") + "\n" + ChoiceForm(options).describe(),
-        answer_form=t("answer_form"), form=ChoiceForm(options),
-        expected=expected, diagnosers=diagnosers, solution_text=solution, kind=t("kind"),
-        hints=t.all("hints"), praise=t("praise"))
+        name="exploding_layer", setup=setup, form=ChoiceForm(options), expected=expected, diagnosers=diagnosers,
+        solution_text=solution, **stated(t, question=t("question") + "\n" + ChoiceForm(options).describe()))

@@ -15,6 +15,7 @@ from ...words import words_of
 from ..backward_check import Op, random_cases
 from ..backward_exercise import BackwardExercise, backward_exercise
 from ..registry import register
+from .common import stated
 
 W = words_of(__name__)
 
@@ -87,11 +88,11 @@ class Task:
         setup = f"def {signature}:\n    # {returns}\n    return ____"
         solution = (f"{function}\n\nex.check({name})\n\n" + common("or_as_function")
                     + f"\n\n{function_class}\n\nex.check({function_class.split('(')[0].split()[-1]})")
-        return dict(intro=t("intro"), setup=setup,
-                    question=common("question").format(op=self.op.text, args=", ".join(self.op.names)),
-                    answer_form=common("answer_form").format(signature=signature, returns=returns),
-                    # the hints that are code alone (return ...) have no translation and stay as they are
-                    hints=[*t.all("hints"), *self.code_hints], solution_text=solution, example=f"ex.check({name})")
+        return stated(t, setup=setup,
+                      question=common("question").format(op=self.op.text, args=", ".join(self.op.names)),
+                      answer_form=common("answer_form").format(signature=signature, returns=returns),
+                      # the hints that are code alone (return ...) have no translation and stay as they are
+                      hints=[*t.all("hints"), *self.code_hints], solution_text=solution, example=f"ex.check({name})")
 
 
 ELEMENTWISE = [((3,),), ((2, 4),), ((2, 3, 2),)]

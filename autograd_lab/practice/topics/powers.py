@@ -12,6 +12,7 @@ from ..forms import FunctionForm, TensorForm
 from ..messages import SHARED
 from ..registry import register
 from ..run import grad, learner_seed, random_values, run, tensor_code, variant_values
+from .common import stated
 
 W = words_of(__name__)
 
@@ -74,13 +75,10 @@ def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
     solution = t("solution").format(whole=whole, rule=rule + per, x=fmt(x), n=n, x_grad=fmt(expected), setup=setup)
     of = t("intro_mean") if reduce == "mean" else t("intro_sum")
     return Exercise(
-        seed=seed,
-        intro=intro or of.format(power=power),
-        setup=setup, question=t("question"),
-        answer_form=t("answer_form").format(n=n),
-        form=TensorForm("x.grad"), expected=expected, hints=hints, solution_text=solution,
-        diagnosers=diagnosers, kind=t("kind"),
-        praise=t("praise").format(rule=rule + per))
+        seed=seed, setup=setup, form=TensorForm("x.grad"), expected=expected, solution_text=solution,
+        diagnosers=diagnosers, **stated(t, intro=intro or of.format(power=power), hints=hints,
+                                        answer_form=t("answer_form").format(n=n),
+                                        praise=t("praise").format(rule=rule + per)))
 
 
 @register("mean_square", W["mean_square"]["title"], place=10)
@@ -141,9 +139,6 @@ def symbolic_mean_square(seed=None) -> Exercise:
     ]
     solution = t("solution").format(count=samples.shape[0])
     return Exercise(
-        intro=t("intro").format(n=n),
-        setup=setup, question=t("question"),
-        answer_form=t("answer_form").format(n=n),
-        form=FunctionForm(samples, "dz/dx", variant=variant), expected=expected, hints=t.all("hints"),
-        solution_text=solution, diagnosers=diagnosers, kind=t("kind"),
-        praise=t("praise"))
+        setup=setup, form=FunctionForm(samples, "dz/dx", variant=variant), expected=expected,
+        solution_text=solution, diagnosers=diagnosers,
+        **stated(t, intro=t("intro").format(n=n), answer_form=t("answer_form").format(n=n)))

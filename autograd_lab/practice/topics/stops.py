@@ -12,6 +12,7 @@ from ..choices import NamesForm
 from ..exercise import Diagnoser, Exercise
 from ..registry import register
 from ..run import has_grad, run
+from .common import stated
 
 W = words_of(__name__)
 WHY = W["inputs_get_grad"]["diagnoses"]
@@ -77,9 +78,5 @@ def inputs_get_grad(seed=None) -> Exercise:
                           for n, w in zip(NAMES, ways, strict=True))
     receive = t("solution") if expected else t("solution_none")
     solution = receive.format(names=", ".join(sorted(expected)), why=why_lines)
-    return Exercise(
-        seed=seed, intro=t("intro"), setup=setup,
-        question=t("question").format(names=", ".join(NAMES)),
-        answer_form=t("answer_form"), form=NamesForm(NAMES), expected=expected,
-        diagnosers=diagnosers, solution_text=solution, kind=t("kind"),
-        hints=t.all("hints"), praise=t("praise"))
+    return Exercise(seed=seed, setup=setup, form=NamesForm(NAMES), expected=expected, diagnosers=diagnosers,
+                    solution_text=solution, **stated(t, question=t("question").format(names=", ".join(NAMES))))

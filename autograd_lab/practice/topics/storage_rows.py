@@ -13,6 +13,7 @@ from ..exercise import Diagnoser, Exercise
 from ..registry import register
 from ..run import run
 from ..sequences import RowsForm
+from .common import stated
 
 ASKED = ["detach()", ".data", "clone()", "VIEW", "detach().numpy()"]
 EDIT_NAMES = ["mul_", "add_", "zero_"]
@@ -66,8 +67,7 @@ def storage_rows(seed=None) -> Exercise:
     table = "\n".join("  " + (t("row_shared") if s else t("row_own")).format(copy=f"a.{k.lstrip('.')}", outcome=o)
                       for k, (s, o) in zip(keys, expected, strict=True))
     return Exercise(
-        seed=seed, intro=t("intro"), setup=setup,
-        question=t("question").format(copies=", ".join(f"a.{k.lstrip('.')}" for k in keys)),
-        answer_form=t("answer_form"), form=RowsForm(keys), expected=expected, hints=t.all("hints"),
-        solution_text=t("solution").format(table=table), diagnosers=diagnosers, kind=t("kind"),
-        example='ex.check({"detach()": ("yes", "ok"), ...})', praise=t("praise"))
+        seed=seed, setup=setup, form=RowsForm(keys), expected=expected,
+        solution_text=t("solution").format(table=table), diagnosers=diagnosers,
+        example='ex.check({"detach()": ("yes", "ok"), ...})',
+        **stated(t, question=t("question").format(copies=", ".join(f"a.{k.lstrip('.')}" for k in keys))))

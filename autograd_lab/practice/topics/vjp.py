@@ -11,7 +11,7 @@ from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
 from ..registry import register
 from ..run import run, tensor_code, variant_values
-from .common import on_x, tensor_pair, x_grad
+from .common import on_x, stated, tensor_pair, x_grad
 
 W = words_of(__name__)
 
@@ -30,8 +30,8 @@ def vjp_weights(seed=None) -> Exercise:
         Diagnoser(d("summed"), expected.sum()),
     ]
     solution = t("solution").format(two_x=fmt(2 * x), grad=fmt(expected))
-    return x_grad(expected, name="vjp_weights", seed=seed, intro=t("intro"), setup=setup,
-                  hints=t.all("hints"), solution_text=solution, diagnosers=diagnosers, praise=t("praise"))
+    return x_grad(expected, name="vjp_weights", seed=seed, setup=setup, solution_text=solution,
+                  diagnosers=diagnosers, **stated(t))
 
 
 SHAPES = {"a": "(3,)", "b": "(3, 3)", "c": "(1, 3)", "d": "(9,)"}
@@ -56,11 +56,9 @@ def jacobian_shape(seed=None) -> Exercise:
     ]
     solution = t("solution").format(shape=SHAPES[shape], diagonal=fmt(diagonal))
     return Exercise(
-        name="jacobian_shape", seed=seed, intro=t("intro"),
-        setup=setup, question=t("question") + "\n" + ChoiceForm(SHAPES).describe(),
-        answer_form=t("answer_form"), form=form, expected=(shape, diagonal), hints=t.all("hints"),
-        solution_text=solution, diagnosers=diagnosers, kind=t("kind"), example='ex.check(("a", [0.0, 0.0, 0.0]))',
-        praise=t("praise"))
+        name="jacobian_shape", seed=seed, setup=setup, form=form, expected=(shape, diagonal),
+        solution_text=solution, diagnosers=diagnosers, example='ex.check(("a", [0.0, 0.0, 0.0]))',
+        **stated(t, question=t("question") + "\n" + ChoiceForm(SHAPES).describe()))
 
 
 @register("grad_vs_backward", W["grad_vs_backward"]["title"], place=620)
@@ -76,7 +74,5 @@ def grad_vs_backward(seed=None) -> Exercise:
         Diagnoser(d("g_accumulates"), part=0, value=xg),
     ]
     solution = t("solution").format(g=fmt(g), x_grad=fmt(xg))
-    return tensor_pair(
-        ("g", "x", g), ("x.grad", "x", xg), diagnosers, name="grad_vs_backward", seed=seed,
-        intro=t("intro"), setup=setup, question=t("question"), hints=t.all("hints"), solution_text=solution,
-        kind=t("kind"), praise=t("praise"))
+    return tensor_pair(("g", "x", g), ("x.grad", "x", xg), diagnosers, name="grad_vs_backward", seed=seed,
+                       setup=setup, solution_text=solution, **stated(t))
