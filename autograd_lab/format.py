@@ -4,12 +4,14 @@ Deterministic: the same values always give the same characters."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import torch
 
 import wcwidth
 
+from .i18n import _
 from .tensors import Summary
 
 DECIMALS = 4
@@ -118,4 +120,14 @@ def width(text: str) -> int:
 def ljust(text: str, columns: int) -> str:
     """text padded with spaces to columns by display width (``str.ljust`` counts characters)."""
     return text + " " * max(0, columns - width(text))
+
+
+def listed(items: Iterable[object]) -> str:
+    """Items one after the other, as the learner's language separates them in a list.
+
+    >>> listed(["a", "b", 3])
+    'a, b, 3'
+    """
+    # Translators: the separator between the items of a list ("a, b, c"; "x: yes, y: no")
+    return _(", ").join(map(str, items))
 

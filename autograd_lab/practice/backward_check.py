@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..format import listed
 from ..i18n import _
 from .checking import WrongForm, is_placeholder, shape_text
 
@@ -45,8 +46,7 @@ class Case:
         parts = [_("{name} of shape {shape}").format(name=n, shape=shape_text(t.shape))
                  for n, t in zip(names, self.inputs, strict=True)]
         parts.append(_("{name} of shape {shape}").format(name="grad_output", shape=shape_text(self.grad_output.shape)))
-        # Translators: the separator between the items of a list ("x of shape (3,), grad_output of shape (3,)")
-        return _(", ").join(parts)
+        return listed(parts)
 
     def __repr__(self) -> str:
         return f"<case {' '.join(shape_text(t.shape) for t in self.inputs)}>"

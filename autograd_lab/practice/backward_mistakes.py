@@ -9,6 +9,7 @@ from itertools import combinations
 
 import torch
 
+from ..format import listed
 from ..i18n import N_, _
 from .backward_check import Attempt, Case, Op, leaves, run_backward, same_grad
 from .exercise import Diagnoser
@@ -89,7 +90,7 @@ def _names(names: list[str]) -> str:
     if len(names) == 1:
         return names[0]
     # Translators: the last two names of a list of inputs ("x, y and z"); {earlier} may hold several
-    return _("{earlier} and {last}").format(earlier=_(", ").join(names[:-1]), last=names[-1])
+    return _("{earlier} and {last}").format(earlier=listed(names[:-1]), last=names[-1])
 
 
 def diagnosers(op: Op, expected: Attempt, mistakes: list[Mistake]) -> list[Diagnoser]:

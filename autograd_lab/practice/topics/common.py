@@ -16,6 +16,7 @@ from ..choices import FlagsForm
 from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
 from ...i18n import _
+from ...format import listed
 from ...words import Words, words_of
 from ..run import grad, run, tensor_code, variant_values
 
@@ -141,7 +142,7 @@ def flags(cases: dict[str, str], answer: Callable[[str], bool], surprise: str, a
         Diagnoser(about[0], when=lambda v: v[at] != expected[at]),
         Diagnoser(about[1], when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
     ]
-    answers = FLAGS("separator").join((FLAGS("case_yes") if e else FLAGS("case_no")).format(case=k)
+    answers = listed((FLAGS("case_yes") if e else FLAGS("case_no")).format(case=k)
                                       for k, e in zip(keys, expected, strict=True))
     return Exercise(form=FlagsForm(keys), expected=expected, diagnosers=diagnosers, kind=_(FLAG_KINDS[len(keys)]),
                     answer_form=_(FLAG_FORMS[len(keys)]).format(cases=", ".join(keys)),

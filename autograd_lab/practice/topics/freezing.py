@@ -4,6 +4,7 @@ used in autograd. Every expected answer is what torch does when the code runs. T
 in freezing.toml."""
 from __future__ import annotations
 
+from ...format import listed
 from ...words import words_of
 from ..choices import NamesForm
 from ..exercise import Diagnoser, Exercise
@@ -36,7 +37,7 @@ def frozen_grads(seed=None) -> Exercise:
     return Exercise(
         name="frozen_grads", setup=setup, form=form, expected=expected, diagnosers=diagnosers,
         solution_text=t("solution"),
-        **stated(t, question=t("question").format(params=W["common"]("separator").join(PARAMS))))
+        **stated(t, question=t("question").format(params=listed(PARAMS))))
 
 
 MODES = {
@@ -57,7 +58,7 @@ def which_mode_records(seed=None) -> Exercise:
         MODES, lambda code: bool(run(f"{MODEL}\n{code}")["out"].requires_grad), "eval",
         (d("eval"), d("other_modes")), ("out.requires_grad", t("solution")),
         name="which_mode_records", setup=setup,
-        **stated(t, question=t("question").format(order=W["common"]("separator").join(MODES))))
+        **stated(t, question=t("question").format(order=listed(MODES))))
 
 
 TARGET = """torch.manual_seed(0)
@@ -84,4 +85,4 @@ def target_without_graph(seed=None) -> Exercise:
         MAKES, lambda code: outcome(TARGET.format(make=code, saves=saves))[1] is None, "inference_mode",
         (d("inference_mode"), d("other_ways")), (t("solution_label"), t("solution")),
         name="target_without_graph", setup=setup,
-        **stated(t, question=t("question").format(ways=W["common"]("separator").join(MAKES))))
+        **stated(t, question=t("question").format(ways=listed(MAKES))))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ...graph import FREED, walk
+from ...format import listed
 from ...words import words_of
 from ..checking import WrongForm
 from ..choices import NamesForm
@@ -76,7 +77,7 @@ def growing(code_of) -> set[str]:
 
 @register("carried_history", W["carried_history"]["title"], place=500)
 def carried_history(seed=None) -> Exercise:
-    t, sep = W["carried_history"], W["common"]("separator")
+    t = W["carried_history"]
     d = t["diagnoses"]
     if seed is None:
         carrier, safe, data_seed = "total", 0, 0
@@ -103,13 +104,13 @@ def carried_history(seed=None) -> Exercise:
     setup = loop_code(data_seed, 6, carrier, safe)
     described = "\n".join(f"  ({f}) {code}" for f, code in options.items())
     sizes = [nodes(run(loop_code(data_seed, k, carrier, safe))[carrier]) for k in (1, 2, 3)]
-    solution = t("solution").format(carriers=sep.join(sorted(carriers)), one=sizes[0], two=sizes[1],
-                                    three=sizes[2], fixes=sep.join(sorted(fixes)))
+    solution = t("solution").format(carriers=listed(sorted(carriers)), one=sizes[0], two=sizes[1],
+                                    three=sizes[2], fixes=listed(sorted(fixes)))
     return Exercise(
         seed=seed, setup=setup, form=form, expected=expected, diagnosers=diagnosers, solution_text=solution,
         example='ex.check(({"..."}, {"..."}))',
-        **stated(t, question=t("question").format(candidates=sep.join(CANDIDATES)) + "\n" + described,
-                 answer_form=t("answer_form").format(letters=sep.join(options))))
+        **stated(t, question=t("question").format(candidates=listed(CANDIDATES)) + "\n" + described,
+                 answer_form=t("answer_form").format(letters=listed(options))))
 
 
 BUGGY = """def step(w, opt, x, h):
@@ -171,7 +172,7 @@ class Training:
             return t("error")
         if self.sizes:
             sized = t("sizes_trains") if self.trains else t("sizes_off")
-            return sized.format(sizes=W["common"]("separator").join(map(str, self.sizes)))
+            return sized.format(sizes=listed(self.sizes))
         if not self.grows:
             return t("steady_trains") if self.trains else t("steady_off")
         return t("grows_trains") if self.trains else t("grows_off")
