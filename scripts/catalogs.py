@@ -97,6 +97,8 @@ def extract_toml(fileobj, keywords, comment_tags, options) -> Iterator[tuple[int
             if isinstance(value, dict):
                 yield from leaves(value, (*path, key))
                 continue
+            if (*path, key) not in where:  # an inline table, a dotted or quoted key: not a plain table
+                raise ValueError(f"{'.'.join((*path, key))}: write it as `key = ...` under a [table] header")
             line, comments = where[(*path, key)]
             for item in value if isinstance(value, list) else [value]:
                 if not isinstance(item, str):

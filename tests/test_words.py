@@ -75,6 +75,8 @@ def test_the_extractor_places_keys_and_keeps_translator_comments(catalogs):
         (9, "one", []), (9, "two", []), (16, "Swapped.", [])]
     with pytest.raises(ValueError, match="strings only"):
         list(catalogs.extract_toml(io.BytesIO(b"[ex]\nplace = 3\n"), {}, (), {}))
+    with pytest.raises(ValueError, match="under a \\[table\\] header"):
+        list(catalogs.extract_toml(io.BytesIO(b'ex = { intro = "Hi." }\n'), {}, (), {}))
 
 
 def test_a_sentence_is_given_in_the_language_of_the_moment(zh):
