@@ -143,7 +143,7 @@ def flags(cases: dict[str, str], answer: Callable[[str], bool], surprise: str, a
         Diagnoser(about[1], when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
     ]
     answers = listed((FLAGS("case_yes") if e else FLAGS("case_no")).format(case=k)
-                                      for k, e in zip(keys, expected, strict=True))
+                     for k, e in zip(keys, expected, strict=True))
     return Exercise(form=FlagsForm(keys), expected=expected, diagnosers=diagnosers, kind=_(FLAG_KINDS[len(keys)]),
                     answer_form=_(FLAG_FORMS[len(keys)]).format(cases=", ".join(keys)),
                     solution_text=FLAGS("solution").format(label=solution[0], answers=answers, text=solution[1]),
