@@ -57,6 +57,19 @@ class Summary:
         return n
 
 
+class Lost:
+    """In a recording, a big gradient that was to be summarised when a learner first looked at it,
+    and could not be: the graph changed after the recording (stepper/later.py says how)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "LOST"
+
+
+LOST = Lost()
+
+
 def keep(value: Any, limit: int | None = KEEP_WHOLE) -> Any:
     """A value as the lab stores it: small tensors by reference, big ones as a Summary
     (limit None keeps every tensor whole)."""

@@ -40,13 +40,16 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def side_by_side(candidates: dict, repeat: int, warmup: int = 2) -> dict[str, list[float]]:
+def side_by_side(candidates: dict, repeat: int, warmup: int = 2, tidy=None) -> dict[str, list[float]]:
     """Run every candidate once per round, in turns, for warmup + repeat rounds; return the
-    timings (seconds) of the measured rounds. Interleaving spreads the machine's drift evenly."""
+    timings (seconds) of the measured rounds. Interleaving spreads the machine's drift evenly.
+    tidy, if given, runs after each candidate, untimed (e.g. gc.collect)."""
     times = {name: [] for name in candidates}
     for r in range(warmup + repeat):
         for name, fn in candidates.items():
             t = timed(fn)
+            if tidy is not None:
+                tidy()
             if r >= warmup:
                 times[name].append(t)
     return times

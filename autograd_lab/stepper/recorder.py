@@ -2,19 +2,36 @@
 the order the engine ran them. This runs once per node of the learner's graph, so it does as little
 as it can: values are kept as the engine gave them (references), big ones as summaries so that the
 memory a recording holds stays bounded, and copies only where the learner's hooks may edit a value
-later (a hook that edits a gradient in place must not rewrite what earlier steps showed)."""
+later (a hook that edits a gradient in place must not rewrite what earlier steps showed). When the
+run can be made again exactly (later.py), a big gradient is not even summarised: its place holds
+LATER, and the first look at that step reads it from a second run."""
 from __future__ import annotations
 
 import torch
 
 from ..tensors import KEEP_WHOLE, Summary, keep
+from .registry import STATE, TorchRegistration
 
 _current_node = torch._C._current_autograd_node  # the node the engine is running, from a hook
 
 
+class _Later:
+    """The place of a big gradient in a recording that reads it when a learner first looks."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "LATER"
+
+
+LATER = _Later()
+
+
 class Recorder:
     """order: (node fn, grad_outputs, grad_inputs) per step, in the engine's order. copying: set
-    before the run when the learner has hooks on the graph. hook: the one post-hook registered on
+    before the run when the learner has hooks on the graph. later: set before the run when the run
+    can be made again (later.py); then big gradients are left as LATER, and owed lists the steps
+    (0-based) that hold one. hook: the one post-hook registered on
     every node of graph; it asks the engine which node is running (torch._C._current_autograd_node)
     only when it needs the node, so that registering costs no closure per node.
 
@@ -33,10 +50,13 @@ class Recorder:
     def __init__(self, graph):
         self.order: list = []
         self.copying = [False]
+        self.later = [False]
+        self.owed: list[int] = []
         # A big gradient sent on to a node with no other sender arrives there as the same tensor:
         # its summary is made once. Held only until that node runs (the engine holds it till then).
         sent: dict = {}
         append, copying, node_of, running = self.order.append, self.copying, graph.node_of, _current_node
+        later, owe, order = self.later, self.owed.append, self.order
 
         def hook(grad_inputs, grad_outputs):
             fn = running()
@@ -49,12 +69,21 @@ class Recorder:
                 for g in grad_outputs + grad_inputs:  # the size check inline: most nodes have none
                     if g is not None and g.numel() > KEEP_WHOLE:
                         node = node_of(fn)
-                        if not node.is_accumulator:
+                        if node.is_accumulator:
+                            pass
+                        elif later[0]:
+                            owe(len(order))
+                            grad_outputs, grad_inputs = _left(grad_outputs), _left(grad_inputs)
+                        else:
                             grad_outputs = _arrived(node, grad_outputs, sent)
                             grad_inputs = _sent_on(node, grad_inputs, sent)
                         break
             append((fn, grad_outputs, grad_inputs))
         self.hook = hook
+
+
+def _left(grads: tuple) -> tuple:
+    return tuple(LATER if isinstance(g, torch.Tensor) and g.numel() > KEEP_WHOLE else g for g in grads)
 
 
 def _arrived(node, grads: tuple, sent: dict) -> tuple:
@@ -87,3 +116,31 @@ def copies(grads: tuple, limit: int | None = KEEP_WHOLE) -> tuple:
     """Copies of what passes, as they are now (big ones as summaries, already a copy)."""
     return tuple(g.detach().clone() if isinstance(g, torch.Tensor) and (limit is None or g.numel() <= limit)
                  else keep(g, limit) for g in grads)
+
+
+def _noop(*args):
+    return None
+
+
+def hook_every_node(graph, recording: Recorder, handles: list, probe_all: bool) -> list:
+    """Hook every node with the recorder (handles collected for removal); return the nodes' hook
+    dicts that also hold the learner's hooks, as (node, dict, the lab's own key or None)."""
+    node_dicts = []
+    old_leaves, made_before = STATE.old_leaves, STATE.before_seq
+    with TorchRegistration():  # the lab's own hooks stay out of the registry
+        for node in graph.nodes:
+            handle = node.fn.register_hook(recording.hook)
+            handles.append(handle)
+            if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
+                # a node hook of the learner's can be only where one was registered since the
+                # registry was installed (probe_all), or on a node made before it (unseen)
+                continue
+            posts = handle.hooks_dict_ref()
+            if len(posts) > 1:
+                node_dicts.append((node, posts, handle.id))
+            probe = node.fn.register_prehook(_noop)
+            pres = probe.hooks_dict_ref()
+            probe.remove()
+            if pres:
+                node_dicts.append((node, pres, None))
+    return node_dicts

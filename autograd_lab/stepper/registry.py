@@ -1,5 +1,5 @@
 """The lab's registry of what a recording must look after, kept up to date by wrappers around four
-of torch's Python-level methods. install() wraps them, once, when the lab is first used (%load_ext
+of torch's Python-level functions. install() wraps them, once, when the lab is first used (%load_ext
 or the first trace()); uninstall() (%unload_ext) puts torch's own methods back:
 
 - torch.Tensor.retain_grad and torch.Tensor.register_hook: the tensor is remembered (weakly), so a
@@ -10,7 +10,11 @@ or the first trace()); uninstall() (%unload_ext) puts torch's own methods back:
   knows whether a node hook of the learner's is in place anywhere, and only then probes every node
   for it (probing costs a hook handle per node);
 - torch.utils.checkpoint._CheckpointFrame.__init__: the frame of a non-reentrant checkpoint is
-  remembered (weakly), so a recording looks for checkpointed values only while one is alive.
+  remembered (weakly), so a recording looks for checkpointed values only while one is alive;
+- torch.autograd.backward and torch.autograd.grad (Tensor.backward calls the first): before they
+  run, every recording that still owes values reads them (later.py), while its graph is as it was
+  recorded. The tensor and node hook registrations do the same, as a new hook may change the next
+  run of a graph.
 
 What existed before install() is found by one pass over the objects the garbage collector tracks
 (tensors that retain their grad or have hooks, leaves, checkpoint frames), and the nodes made before
@@ -52,6 +56,14 @@ class WeakIds:
                 del refs[key]
         refs[key] = weakref.ref(obj, gone)
 
+    def discard(self, obj) -> None:
+        ref = self._refs.get(id(obj))
+        if ref is not None and ref() is obj:
+            del self._refs[id(obj)]
+
+    def __bool__(self) -> bool:
+        return bool(self._refs)
+
     def __contains__(self, obj) -> bool:
         ref = self._refs.get(id(obj))
         return ref is not None and ref() is obj
@@ -72,6 +84,9 @@ class _State:
         self.retained, self.hooked, self.node_hooks = WeakIds(), WeakIds(), WeakIds()
         self.frames, self.old_leaves = WeakIds(), WeakIds()
         self.before_seq = 0  # nodes made before install() have smaller sequence numbers
+        # recordings that owe values until a learner looks (each has .read_later()): read before
+        # anything can free or change their graph
+        self.owing = WeakIds()
         self.originals: dict[str, object] = {}
 
 
@@ -80,6 +95,17 @@ _TORCH_RETAIN = torch._C.TensorBase.retain_grad
 _TORCH_REGISTER = torch.Tensor.register_hook
 _TORCH_NODE_REGISTER = _HookMixin.__dict__["_register_hook"].__func__
 _TORCH_FRAME_INIT = _CheckpointFrame.__init__
+_TORCH_BACKWARD = torch.autograd.backward
+_TORCH_GRAD = torch.autograd.grad
+torch_backward = _TORCH_BACKWARD  # torch's own, for the lab's runs (they must not settle others)
+
+
+def settle() -> None:
+    """Every recording that owes values reads them now (the graphs are as they were recorded)."""
+    owing = STATE.owing
+    for recording in list(owing):
+        recording.read_later()
+    owing.clear()
 
 
 @functools.wraps(_TORCH_RETAIN)
@@ -89,14 +115,32 @@ def _retain_grad(self):
         STATE.retained.add(self)
 
 
+@functools.wraps(_TORCH_BACKWARD)
+def _backward(*args, **kwargs):
+    if STATE.owing:
+        settle()
+    return _TORCH_BACKWARD(*args, **kwargs)
+
+
+@functools.wraps(_TORCH_GRAD)
+def _grad(*args, **kwargs):
+    if STATE.owing:
+        settle()
+    return _TORCH_GRAD(*args, **kwargs)
+
+
 @functools.wraps(_TORCH_REGISTER)
 def _register_hook(self, hook):
+    if STATE.owing:
+        settle()
     handle = _TORCH_REGISTER(self, hook)
     STATE.hooked.add(self)
     return handle
 
 
 def _register_node_hook(backward_hooks, hook):
+    if STATE.owing:
+        settle()
     hooks, handle = _TORCH_NODE_REGISTER(backward_hooks, hook)
     STATE.node_hooks.add(hooks)
     return hooks, handle
@@ -109,7 +153,7 @@ def _frame_init(self, *args, **kwargs):
 
 
 def install() -> None:
-    """Wrap the four methods and seed the registry (once; later calls return at once)."""
+    """Wrap the six functions and seed the registry (once; later calls return at once)."""
     if STATE.installed:
         return
     STATE.installed = True
@@ -118,6 +162,7 @@ def install() -> None:
     setattr(torch.Tensor, "register_hook", _register_hook)  # noqa: B010
     setattr(_HookMixin, "_register_hook", staticmethod(_register_node_hook))  # noqa: B010
     setattr(_CheckpointFrame, "__init__", _frame_init)  # noqa: B010
+    torch.autograd.backward, torch.autograd.grad = _backward, _grad
     tensor = torch.Tensor
     objects = gc.get_objects()
     kinds = list(map(type, objects))
@@ -141,6 +186,7 @@ def uninstall() -> None:
     """Put torch's own methods back and forget the registry (the next use installs again)."""
     if not STATE.installed:
         return
+    settle()
     if STATE.originals.get("retain_grad") is None:
         delattr(torch.Tensor, "retain_grad")
     else:
@@ -148,6 +194,7 @@ def uninstall() -> None:
     setattr(torch.Tensor, "register_hook", _TORCH_REGISTER)  # noqa: B010
     setattr(_HookMixin, "_register_hook", staticmethod(_TORCH_NODE_REGISTER))  # noqa: B010
     setattr(_CheckpointFrame, "__init__", _TORCH_FRAME_INIT)  # noqa: B010
+    torch.autograd.backward, torch.autograd.grad = _TORCH_BACKWARD, _TORCH_GRAD
     for kept in (STATE.retained, STATE.hooked, STATE.node_hooks, STATE.frames, STATE.old_leaves):
         kept.clear()
     STATE.installed = False

@@ -27,24 +27,44 @@ __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
 from .guard import Found, SetAside, install
 from .ready import Replay
 from .recompute import packed_holders
-from .recorder import Recorder
-from .registry import STATE, TorchRegistration
+from .later import Owed, replayable
+from .recorder import Recorder, hook_every_node
+from .registry import settle, torch_backward
 from .hooks import HookFailed, LearnerHooks
 
 
 class Step:
     """One node the engine ran. A plain class with slots: a recording makes one per node."""
 
-    __slots__ = ("grad_after", "grad_before", "grad_inputs", "grad_outputs", "index", "node", "trace")
+    __slots__ = ("_ins", "_outs", "_owed", "grad_after", "grad_before", "index", "node", "trace")
 
     def __init__(self, index: int, node: Node, grad_outputs: tuple, grad_inputs: tuple, trace: Trace):
         self.index = index  # 0-based position in the engine's order
         self.node = node
-        self.grad_outputs = grad_outputs  # gradients arriving at the node (tensor, Summary or None)
-        self.grad_inputs = grad_inputs  # what it sends on, aligned with node.next (empty for an accumulator)
+        self._outs, self._ins = grad_outputs, grad_inputs
+        self._owed: Owed | None = None  # set when a big gradient of the step is read later (later.py)
         self.grad_before: object = None  # accumulator only: the leaf's .grad before this backward
         self.grad_after: object = None  # accumulator only: what backward() would leave in .grad
         self.trace = trace
+
+    @property
+    def grad_outputs(self) -> tuple:
+        """The gradients arriving at the node (tensor, Summary or None; LOST if it could not be read)."""
+        if self._owed is not None:
+            self._read()
+        return self._outs
+
+    @property
+    def grad_inputs(self) -> tuple:
+        """What the node sends on, aligned with node.next (empty for an accumulator)."""
+        if self._owed is not None:
+            self._read()
+        return self._ins
+
+    def _read(self) -> None:
+        assert self._owed is not None
+        self._outs, self._ins = self._owed.values(self.index)
+        self._owed = None
 
     @property
     def name(self) -> str:
@@ -137,6 +157,8 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     if names is None:
         names = caller_names()
     install()
+    if apply:  # the run frees the graph: what earlier recordings owe is read first (later.py)
+        settle()
     what = label or name_in(names, output) or _("the output")
     gradient = check_input(output, gradient, what)
     # A recording makes a few objects per node and no garbage: the cyclic collector, which would
@@ -154,10 +176,6 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
             gc.enable()
 
 
-def _noop(*args):
-    return None
-
-
 def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bool,
             retain_graph: bool) -> Trace:
     found = Found(graph)
@@ -165,23 +183,24 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     handles: list = []
     holders = None
     try:
-        node_dicts = _hook_every_node(graph, recording, handles, found.probe_all)
+        node_dicts = hook_every_node(graph, recording, handles, found.probe_all)
         kept_leaf_grads = [None if n.leaf is None else n.leaf.grad for n in graph.leaves()]
         with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
             # error that follows is explained instead
             warnings.filterwarnings("ignore", message="Error detected in")
             recording.copying[0] = hooks.any
+            recording.later[0] = not (apply or hooks.any or found.checkpoint) and replayable(graph, output)
             if apply:
                 kept_leaf_grads = [None if g is None else g.detach().clone() for g in kept_leaf_grads]
                 # read before the run: backward() frees what the nodes saved, and the checkpoints'
                 # placeholders that tell where a forward ran again
                 holders = packed_holders(graph.nodes) if found.checkpoint else None
                 _read_saved(graph)
-                torch.autograd.backward(output, gradient, retain_graph=retain_graph)
+                torch_backward(output, gradient, retain_graph=retain_graph)
             else:
                 with SetAside(graph, found):
-                    torch.autograd.backward(output, gradient, retain_graph=True)
+                    torch_backward(output, gradient, retain_graph=True)
                     if found.checkpoint:  # reading a checkpointed value runs its forward again
                         _read_saved(graph)
     except HookFailed as err:
@@ -197,31 +216,11 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     result = Trace(output, gradient, graph, [], names, hooks_ran=hooks.ran, applied=apply,
                    checkpoint_holders=holders)
     _build_steps(result, recording, kept_leaf_grads)
+    if recording.owed:
+        owed = Owed(output, gradient, graph, recording.order, recording.owed)
+        for i in recording.owed:
+            result.steps[i]._owed = owed
     return result
-
-
-def _hook_every_node(graph: Graph, recording: Recorder, handles: list, probe_all: bool) -> list:
-    """Hook every node with the recorder (handles collected for removal); return the nodes' hook
-    dicts that also hold the learner's hooks, as (node, dict, the lab's own key or None)."""
-    node_dicts = []
-    old_leaves, made_before = STATE.old_leaves, STATE.before_seq
-    with TorchRegistration():  # the lab's own hooks stay out of the registry
-        for node in graph.nodes:
-            handle = node.fn.register_hook(recording.hook)
-            handles.append(handle)
-            if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
-                # a node hook of the learner's can be only where one was registered since the
-                # registry was installed (probe_all), or on a node made before it (unseen)
-                continue
-            posts = handle.hooks_dict_ref()
-            if len(posts) > 1:
-                node_dicts.append((node, posts, handle.id))
-            probe = node.fn.register_prehook(_noop)
-            pres = probe.hooks_dict_ref()
-            probe.remove()
-            if pres:
-                node_dicts.append((node, pres, None))
-    return node_dicts
 
 
 def _read_saved(graph: Graph) -> None:
