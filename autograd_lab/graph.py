@@ -178,7 +178,6 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     nodes: list[Node] = []
     by_fn: dict[Any, Node] = {}
     get, add = by_fn.get, nodes.append
-
     name_of = _names_by_type.get
 
     def visit(fn: Any) -> Node:
@@ -192,19 +191,27 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             node.label = node_labels.get(fn)
         return node
 
-    visit(root_fn)
-    # every node the walk yields was met before as an edge (or is the root), so it has its Node;
-    # a child met for the first time is made here, which gives ids in the order edges meet nodes
-    for fn, edges in walk(root_fn):
-        node = by_fn[fn]
-        out = node.next
-        for child_fn, input_nr in edges:
+    # walk()'s order, fused with making the Nodes (every recording starts here, so one pass over
+    # the edges instead of two): depth first, children in next_functions order; a node is made on
+    # the edge that first meets it, which gives its id (tests/test_trace_property.py holds the
+    # nodes and their ids to what walk() meets)
+    stack = [visit(root_fn)]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        out, new = node.next, []
+        for child_fn, input_nr in node.fn.next_functions:
             if child_fn is None:
                 out.append((None, input_nr))
                 continue
-            child = get(child_fn) or visit(child_fn)
+            child = get(child_fn)
+            if child is None:
+                child = visit(child_fn)
+                new.append(child)
             child.consumers.append(node)
             out.append((child, input_nr))
+        if new:
+            push(reversed(new))
     return Graph(nodes, by_fn)
 
 

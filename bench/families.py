@@ -63,11 +63,11 @@ def loop(nodes: int = 10_000, size: int = 16):
 
 
 FAMILIES = [
-    Family("mlp", "MLP", "200 x Linear(64)+Tanh, batch 32 (common.big_model)", mlp, 2.0, 9, 3),
-    Family("gru", "GRU", "GRUCell(48) unrolled 25 steps, batch 16", gru, 2.0, 11, 3),
+    Family("mlp", "MLP", "200 x Linear(64)+Tanh, batch 32 (common.big_model)", mlp, 2.0, 21, 3),
+    Family("gru", "GRU", "GRUCell(48) unrolled 25 steps, batch 16", gru, 2.0, 41, 3),
     Family("conv", "conv", "12 x (Conv2d 3x3 -> 8 channels, BatchNorm2d, ReLU) on 4 x 3 x 16 x 16",
-           conv, 1.3, 15, 3),
+           conv, 1.3, 41, 3),
     Family("transformer", "transformer", "1 x TransformerEncoderLayer(256, 4 heads), sequence 64, batch 8",
-           transformer, 1.3, 11, 3),
-    Family("loop", "loop", "10,000-node element-wise loop (y = y * 0.9999 on 16 numbers)", loop, 2.0, 5, 2),
+           transformer, 1.3, 21, 3),
+    Family("loop", "loop", "10,000-node element-wise loop (y = y * 0.9999 on 16 numbers)", loop, 2.0, 7, 2),
 ]

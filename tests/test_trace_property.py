@@ -92,3 +92,26 @@ def test_trace_agrees_with_torch_and_changes_nothing(spec):
         for h in handles:
             h.remove()
     assert [s.node.fn for s in t.steps] == seen
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_the_snapshot_holds_the_nodes_the_walk_meets_numbered_as_their_edges_meet_them(spec):
+    """graph.snapshot walks on its own (fused with making the Nodes): the same nodes as graph.walk,
+    each numbered in the order the walk's edges first meet it, its edges and consumers as torch's."""
+    from autograd_lab.graph import snapshot, walk as graph_walk
+    _leaves, out, _gradient, names = build(*spec)
+    if out.grad_fn is None:
+        return
+    met = [out.grad_fn]
+    for _fn, edges in graph_walk(out):
+        for child, _nr in edges:
+            if child is not None and child not in met:
+                met.append(child)
+    graph = snapshot(out, names)
+    assert [n.fn for n in graph.nodes] == met
+    assert [n.id for n in graph.nodes] == list(range(len(met)))
+    walked = [graph.node_of(fn) for fn, _edges in graph_walk(out)]  # the walk's order
+    for node in graph.nodes:
+        assert [(c.fn if c is not None else None, nr) for c, nr in node.next] == list(node.fn.next_functions)
+        assert node.consumers == [n for n in walked for c, _nr in n.next if c is node]

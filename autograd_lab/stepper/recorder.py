@@ -83,7 +83,7 @@ class Recorder:
 
 
 def _left(grads: tuple) -> tuple:
-    return tuple(LATER if isinstance(g, torch.Tensor) and g.numel() > KEEP_WHOLE else g for g in grads)
+    return tuple([LATER if g is not None and g.numel() > KEEP_WHOLE else g for g in grads])
 
 
 def _arrived(node, grads: tuple, sent: dict) -> tuple:
@@ -127,14 +127,15 @@ def hook_every_node(graph, recording: Recorder, handles: list, probe_all: bool) 
     dicts that also hold the learner's hooks, as (node, dict, the lab's own key or None)."""
     node_dicts = []
     old_leaves, made_before = STATE.old_leaves, STATE.before_seq
+    nodes, hook, first = graph.nodes, recording.hook, len(handles)
     with TorchRegistration():  # the lab's own hooks stay out of the registry
-        for node in graph.nodes:
-            handle = node.fn.register_hook(recording.hook)
-            handles.append(handle)
-            if not (probe_all or (node.leaf in old_leaves if node.is_accumulator else node.seq < made_before)):
-                # a node hook of the learner's can be only where one was registered since the
-                # registry was installed (probe_all), or on a node made before it (unseen)
-                continue
+        for node in nodes:  # appended one by one: a failure midway still removes what was added
+            handles.append(node.fn.register_hook(hook))
+        hooked = zip(nodes, handles[first:], strict=True)
+        # a node hook of the learner's can be only where one was registered since the registry was
+        # installed (probe_all), or on a node made before it (unseen)
+        for node, handle in hooked if probe_all else (
+                (n, h) for n, h in hooked if (n.leaf in old_leaves if n.is_accumulator else n.seq < made_before)):
             posts = handle.hooks_dict_ref()
             if len(posts) > 1:
                 node_dicts.append((node, posts, handle.id))

@@ -90,7 +90,9 @@ class Trace:
     output: torch.Tensor = field(repr=False)
     gradient: torch.Tensor | None = field(repr=False)
     graph: Graph = field(repr=False)
-    steps: list[Step]
+    # what the recorder appended, (fn, grad_outputs, grad_inputs) per step: the steps are made
+    # from it when first asked for (steps)
+    order: list | None = field(repr=False)
     names: Mapping = field(default_factory=dict, repr=False)
     _ready: Replay | None = field(default=None, repr=False)
     hooks_ran: list = field(default_factory=list, repr=False)  # (node, "your hook h on y") in run order
@@ -98,6 +100,19 @@ class Trace:
     # --apply frees the graph: the checkpoints' placeholders, read before the run, tell where a
     # forward ran again (see recompute.py)
     checkpoint_holders: dict | None = field(default=None, repr=False)
+    # accumulators whose leaf held a .grad before: (grad_before, grad_after), worked out in the run
+    # (the learner may change their .grad later)
+    accumulated: dict = field(default_factory=dict, repr=False)
+    owed: Owed | None = field(default=None, repr=False)  # big gradients read later (later.py)
+    owed_steps: list = field(default_factory=list, repr=False)
+    _steps: list | None = field(default=None, repr=False)
+
+    @property
+    def steps(self) -> list[Step]:
+        """The steps in the engine's order (made on first use: a recording would make one per node)."""
+        if self._steps is None:
+            self._steps = _steps_of(self)
+        return self._steps
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -213,14 +228,10 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     finally:
         for handle in handles:
             handle.remove()
-    result = Trace(output, gradient, graph, [], names, hooks_ran=hooks.ran, applied=apply,
-                   checkpoint_holders=holders)
-    _build_steps(result, recording, kept_leaf_grads)
-    if recording.owed:
-        owed = Owed(output, gradient, graph, recording.order, recording.owed)
-        for i in recording.owed:
-            result.steps[i]._owed = owed
-    return result
+    owed = Owed(output, gradient, graph, recording.order, recording.owed) if recording.owed else None
+    return Trace(output, gradient, graph, recording.order, names, hooks_ran=hooks.ran, applied=apply,
+                 checkpoint_holders=holders, accumulated=_accumulated(graph, recording.order, kept_leaf_grads),
+                 owed=owed, owed_steps=recording.owed)
 
 
 def _read_saved(graph: Graph) -> None:
@@ -228,20 +239,31 @@ def _read_saved(graph: Graph) -> None:
         node.saved  # noqa: B018 -- read once: cached on the node
 
 
-def _build_steps(result: Trace, recording: Recorder, kept_leaf_grads: list) -> None:
+def _accumulated(graph: Graph, order: list, kept_leaf_grads: list) -> dict:
+    """For each accumulator whose leaf held a .grad: what it held and what backward() would leave."""
+    held = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True) if g is not None}
+    if not held:
+        return {}
+    out = {}
+    node_of = graph._by_fn.__getitem__  # the recorder hooks only the graph's own nodes
+    for fn, g_out, _g_in in order:
+        before = held.get(node_of(fn))
+        if before is not None:
+            incoming = g_out[0]
+            after = keep(before.detach() + incoming) if isinstance(incoming, torch.Tensor) else incoming
+            out[node_of(fn)] = (keep(before), after)
+    return out
+
+
+def _steps_of(result: Trace) -> list[Step]:
     """The steps in the engine's order; an accumulator's step also says what .grad held before
     and what backward() would leave there."""
-    graph = result.graph
-    by_fn = graph._by_fn  # the recorder hooks only the graph's own nodes: a KeyError would be a bug
-    steps = result.steps = [Step(i, by_fn[fn], g_out, g_in, result)
-                            for i, (fn, g_out, g_in) in enumerate(recording.order)]
-    grad_before = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True)}
+    by_fn, accumulated = result.graph._by_fn, result.accumulated
+    steps = [Step(i, by_fn[fn], g_out, g_in, result) for i, (fn, g_out, g_in) in enumerate(result.order or ())]
+    for i in result.owed_steps:
+        steps[i]._owed = result.owed
     for step in steps:
         if step.node.is_accumulator:
-            before = grad_before.get(step.node)
-            step.grad_before = keep(before)
-            incoming = step.grad_outputs[0]
-            if before is None or not isinstance(incoming, torch.Tensor):
-                step.grad_after = incoming
-            else:
-                step.grad_after = keep(before.detach() + incoming)
+            step.grad_before, step.grad_after = accumulated.get(step.node, (None, step._outs[0]))
+    result.order = None
+    return steps
