@@ -177,8 +177,7 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     node_labels, leaf_labels = learner_labels(names)
     nodes: list[Node] = []
     by_fn: dict[Any, Node] = {}
-    get, add = by_fn.get, nodes.append
-    name_of = _names_by_type.get
+    get, add, name_of = by_fn.get, nodes.append, _names_by_type.get
 
     def visit(fn: Any) -> Node:
         node = Node(len(nodes), name_of(type(fn)) or _name_of_type(fn), fn, fn._sequence_nr())
@@ -191,10 +190,9 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             node.label = node_labels.get(fn)
         return node
 
-    # walk()'s order, fused with making the Nodes (every recording starts here, so one pass over
-    # the edges instead of two): depth first, children in next_functions order; a node is made on
-    # the edge that first meets it, which gives its id (tests/test_trace_property.py holds the
-    # nodes and their ids to what walk() meets)
+    # walk()'s order fused with making the Nodes (one pass over the edges: every recording starts
+    # here); a node is made on the edge that first meets it, which gives its id (held to walk()'s
+    # by tests/test_trace_property.py)
     stack = [visit(root_fn)]
     pop, push = stack.pop, stack.extend
     while stack:
@@ -210,8 +208,7 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
                 new.append(child)
             child.consumers.append(node)
             out.append((child, input_nr))
-        if new:
-            push(reversed(new))
+        push(reversed(new))
     return Graph(nodes, by_fn)
 
 

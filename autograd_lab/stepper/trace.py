@@ -17,10 +17,9 @@ import torch
 import gc
 import warnings
 
-from ..graph import Graph, Node, snapshot
+from ..graph import Graph, snapshot
 from ..i18n import _
 from ..names import caller_names, name_in
-from ..tensors import keep
 from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, reentrant_checkpoint
 
 __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
@@ -31,56 +30,7 @@ from .later import Owed, replayable
 from .recorder import Recorder, hook_every_node
 from .registry import settle, torch_backward
 from .hooks import HookFailed, LearnerHooks
-
-
-class Step:
-    """One node the engine ran. A plain class with slots: a recording makes one per node."""
-
-    __slots__ = ("_ins", "_outs", "_owed", "grad_after", "grad_before", "index", "node", "trace")
-
-    def __init__(self, index: int, node: Node, grad_outputs: tuple, grad_inputs: tuple, trace: Trace):
-        self.index = index  # 0-based position in the engine's order
-        self.node = node
-        self._outs, self._ins = grad_outputs, grad_inputs
-        self._owed: Owed | None = None  # set when a big gradient of the step is read later (later.py)
-        self.grad_before: object = None  # accumulator only: the leaf's .grad before this backward
-        self.grad_after: object = None  # accumulator only: what backward() would leave in .grad
-        self.trace = trace
-
-    @property
-    def grad_outputs(self) -> tuple:
-        """The gradients arriving at the node (tensor, Summary or None; LOST if it could not be read)."""
-        if self._owed is not None:
-            self._read()
-        return self._outs
-
-    @property
-    def grad_inputs(self) -> tuple:
-        """What the node sends on, aligned with node.next (empty for an accumulator)."""
-        if self._owed is not None:
-            self._read()
-        return self._ins
-
-    def _read(self) -> None:
-        assert self._owed is not None
-        self._outs, self._ins = self._owed.values(self.index)
-        self._owed = None
-
-    @property
-    def name(self) -> str:
-        return self.node.name
-
-    @property
-    def ready(self) -> tuple:
-        """The nodes that were ready to run when this one was picked (itself included)."""
-        return self.trace.ready_at(self.index)
-
-    @property
-    def leaf(self) -> torch.Tensor | None:
-        return self.node.leaf
-
-    def __repr__(self) -> str:
-        return f"Step({self.index + 1}, {self.node.title})"
+from .steps import Step, accumulated, steps_of
 
 
 @dataclass(eq=False)
@@ -111,7 +61,7 @@ class Trace:
     def steps(self) -> list[Step]:
         """The steps in the engine's order (made on first use: a recording would make one per node)."""
         if self._steps is None:
-            self._steps = _steps_of(self)
+            self._steps = steps_of(self)
         return self._steps
 
     def __len__(self) -> int:
@@ -230,40 +180,10 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
             handle.remove()
     owed = Owed(output, gradient, graph, recording.order, recording.owed) if recording.owed else None
     return Trace(output, gradient, graph, recording.order, names, hooks_ran=hooks.ran, applied=apply,
-                 checkpoint_holders=holders, accumulated=_accumulated(graph, recording.order, kept_leaf_grads),
+                 checkpoint_holders=holders, accumulated=accumulated(graph, recording.order, kept_leaf_grads),
                  owed=owed, owed_steps=recording.owed)
 
 
 def _read_saved(graph: Graph) -> None:
     for node in graph.nodes:
         node.saved  # noqa: B018 -- read once: cached on the node
-
-
-def _accumulated(graph: Graph, order: list, kept_leaf_grads: list) -> dict:
-    """For each accumulator whose leaf held a .grad: what it held and what backward() would leave."""
-    held = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True) if g is not None}
-    if not held:
-        return {}
-    out = {}
-    node_of = graph._by_fn.__getitem__  # the recorder hooks only the graph's own nodes
-    for fn, g_out, _g_in in order:
-        before = held.get(node_of(fn))
-        if before is not None:
-            incoming = g_out[0]
-            after = keep(before.detach() + incoming) if isinstance(incoming, torch.Tensor) else incoming
-            out[node_of(fn)] = (keep(before), after)
-    return out
-
-
-def _steps_of(result: Trace) -> list[Step]:
-    """The steps in the engine's order; an accumulator's step also says what .grad held before
-    and what backward() would leave there."""
-    by_fn, accumulated = result.graph._by_fn, result.accumulated
-    steps = [Step(i, by_fn[fn], g_out, g_in, result) for i, (fn, g_out, g_in) in enumerate(result.order or ())]
-    for i in result.owed_steps:
-        steps[i]._owed = result.owed
-    for step in steps:
-        if step.node.is_accumulator:
-            step.grad_before, step.grad_after = accumulated.get(step.node, (None, step._outs[0]))
-    result.order = None
-    return steps

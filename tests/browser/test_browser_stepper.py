@@ -54,3 +54,20 @@ def test_predict_mode_gives_a_verdict_on_a_typed_prediction(lab):
     expect(verdict).to_contain_text("1.0000")
     expect(panel).to_contain_text("Step 2 of 3: PowBackward0")
     lab.assert_no_console_errors()
+
+
+def test_big_gradients_show_their_summaries_after_the_learners_own_backward(lab):
+    """On gradients of 64 x 100 values the recording leaves the summaries for the first look (a
+    second run of the backward); the learner's loss.backward() in the next cell frees the graph, and
+    the summaries were read just before it: the panel shows the engine's norms, not "not kept"."""
+    lab.open_fixture("stepper_big.ipynb")
+    lab.run_all()
+    stepper = lab.widget("agl-next")
+    panel = stepper.locator(".agl-step-panel")
+    # MeanBackward0 sends 1/6400 to each of the 64 x 100 values: norm sqrt(6400) / 6400 = 0.0125
+    click_next_and_expect(stepper, ["Step 1 of 7: MeanBackward0", "Step 2 of 7: PowBackward0"],
+                          "64x100 float32, norm 0.0125")
+    click_next_and_expect(stepper, ["Step 3 of 7: TanhBackward0"], "norm 0.0070")
+    expect(panel).not_to_contain_text("not kept")
+    assert lab.output_errors() == []
+    lab.assert_no_console_errors()
