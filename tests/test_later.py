@@ -205,3 +205,25 @@ def test_on_random_graphs_of_big_tensors_the_values_read_later_are_the_engines(s
     assert_engines(t, seen)
     assert_unchanged(leaves, before)
     settle()
+
+
+def test_a_backward_inside_a_recording_reads_nothing_owed_until_the_recording_is_done():
+    """A learner's hook that runs a backward of its own fires inside the lab's run of the engine:
+    what other recordings owe waits (a second run must not land inside the first)."""
+    a = torch.ones(3, requires_grad=True)
+    b = a * 2
+    inner = []
+
+    def peek(g):
+        with torch.enable_grad():  # the engine runs hooks without grad mode
+            inner.append(torch.autograd.grad((a * 3).sum(), a)[0])
+    b.register_hook(peek)
+    _w1, _w2, _h, loss = mlp()
+    seen = engine_run(loss)
+    t = trace(loss, names={})
+    assert STATE.owing
+    hooked = trace((b * b).sum(), names={})
+    assert [s.name for s in hooked.steps] == ["SumBackward0", "MulBackward0", "MulBackward0", "AccumulateGrad"]
+    assert len(inner) == 1 and torch.equal(inner[0], torch.full((3,), 3.0))
+    assert STATE.owing  # still owed: read at the first look
+    assert_engines(t, seen)

@@ -67,7 +67,9 @@ class Owed:
         first = self._order
         try:
             again = _run_again(self._output, self._gradient, self._graph)
-        except (RuntimeError, _Changed):  # the engine's refusal (freed graph, edited saved tensor)
+        # the engine's refusal (a freed graph, an edited saved tensor), or anything else: this runs
+        # inside the learner's own backward() too (registry.settle), which must never fail for it
+        except Exception:
             again = None
         same = again is not None and _same_run(first, again)
         values = {}
@@ -94,6 +96,7 @@ def _run_again(output: torch.Tensor, gradient, graph: Graph) -> list:
     handles: list = []
     paused = gc.isenabled()
     gc.disable()
+    STATE.busy += 1
     try:
         if hook_every_node(graph, recording, handles, found.probe_all):
             raise _Changed
@@ -101,6 +104,7 @@ def _run_again(output: torch.Tensor, gradient, graph: Graph) -> list:
             warnings.filterwarnings("ignore", message="Error detected in")
             torch_backward(output, gradient, retain_graph=True)  # torch's own: no settling here
     finally:
+        STATE.busy -= 1
         for handle in handles:
             handle.remove()
         if paused:

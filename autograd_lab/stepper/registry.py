@@ -87,6 +87,7 @@ class _State:
         # recordings that owe values until a learner looks (each has .read_later()): read before
         # anything can free or change their graph
         self.owing = WeakIds()
+        self.busy = 0  # > 0 while the lab runs the engine: a learner's hook calling grad() settles nothing
         self.originals: dict[str, object] = {}
 
 
@@ -101,8 +102,11 @@ torch_backward = _TORCH_BACKWARD  # torch's own, for the lab's runs (they must n
 
 
 def settle() -> None:
-    """Every recording that owes values reads them now (the graphs are as they were recorded)."""
+    """Every recording that owes values reads them now (the graphs are as they were recorded), unless
+    the lab is running the engine itself (then a second run would land inside the first)."""
     owing = STATE.owing
+    if STATE.busy:
+        return
     for recording in list(owing):
         recording.read_later()
     owing.clear()

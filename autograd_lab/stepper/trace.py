@@ -28,7 +28,7 @@ from .ready import Replay
 from .recompute import packed_holders
 from .later import Owed, replayable
 from .recorder import Recorder, hook_every_node
-from .registry import settle, torch_backward
+from .registry import STATE, settle, torch_backward
 from .hooks import HookFailed, LearnerHooks
 from .steps import Step, accumulated, steps_of
 
@@ -147,6 +147,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     recording = Recorder(graph)
     handles: list = []
     holders = None
+    STATE.busy += 1
     try:
         node_dicts = hook_every_node(graph, recording, handles, found.probe_all)
         kept_leaf_grads = [None if n.leaf is None else n.leaf.grad for n in graph.leaves()]
@@ -176,6 +177,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     except Exception as err:  # the engine's own error, or a custom Function's: one paragraph
         raise TraceError(explain(err, what, graph, names, apply)) from None
     finally:
+        STATE.busy -= 1
         for handle in handles:
             handle.remove()
     owed = Owed(output, gradient, graph, recording.order, recording.owed) if recording.owed else None
