@@ -1,5 +1,6 @@
 """A snapshot of a backward graph: the nodes reachable from an output's grad_fn, with small stable
-ids, their edges, what they saved, the leaves they feed and the learner's own names for them.
+ids, their edges, what they saved (saved.py reads it), the leaves they feed and the learner's own
+names for them.
 
 Ids are given in the order a depth-first walk from the output meets the nodes, following
 next_functions in order, so the same code always gives the same ids (never addresses)."""
@@ -8,28 +9,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
-from dataclasses import dataclass, field
 
 import torch
 
 from .i18n import _
-from .names import learner_labels, learner_tensors
-from .tensors import same_memory
+from .names import learner_labels
+from .saved import saved_values
 
 ACCUMULATE = "AccumulateGrad"
-# How PyTorch's message starts when a backward reaches values an earlier backward freed.
-FREED = "Trying to backward through the graph a second time"
-_saved_attrs_by_type: dict[type, tuple[str, ...]] = {}
-
-
-def freed_message(what: str) -> str:
-    """What to tell a learner whose graph was freed by an earlier backward."""
-    return _("{what}'s graph was already used by a backward() and freed: autograd releases the "
-             "values a graph saved as soon as a backward has used them, to save memory. Re-run the "
-             "cell that computed {what}; or, if you really need two backwards, call the first one as "
-             "{what}.backward(retain_graph=True), which keeps the saved values alive.").format(what=what)
-
-
+ACCUMULATOR = torch._C._functions.AccumulateGrad  # type: ignore[attr-defined]  # its class
 def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
     """Every node reachable from root (a tensor or a grad_fn), once each, with its next_functions.
 
@@ -76,22 +64,10 @@ def _name_of_type(fn: Any) -> str:
 
 
 class Node:
-    """One node of the backward graph. A plain class with slots: a big model has thousands, and
-    the recording of a backward creates them all."""
+    """One node of the backward graph. A plain class with slots: a big model has thousands."""
 
-    __slots__ = (
-        "_saved",
-        "consumers",
-        "fn",
-        "freed",
-        "id",
-        "is_accumulator",
-        "label",
-        "leaf",
-        "name",
-        "next",
-        "seq",
-    )
+    __slots__ = ("_saved", "consumers", "fn", "freed", "id", "is_accumulator", "label", "leaf", "name", "next",
+                 "seq")
 
     def __init__(self, id: int, name: str, fn: Any, seq: int):
         self.id = id
@@ -128,17 +104,50 @@ class Node:
         return [i for i, (child, _nr) in enumerate(self.next) if child is None]
 
 
-@dataclass(eq=False)
 class Graph:
-    nodes: list[Node]
-    _by_fn: dict[Any, Node] = field(default_factory=dict, repr=False)
+    """The backward graph of one tensor. fns (every node function, in walk order) and kinds are
+    there at once: a recording needs no more. The Nodes (ids, names, labels, edges) are made when
+    first asked for (nodes, node_of, leaves...): a recording that no one looks at never makes them."""
+
+    def __init__(self, root_fn: Any, labels: tuple[dict[Any, str], dict[int, str]]):
+        self._root_fn, self._labels = root_fn, labels
+        self.fns: dict[Any, None] = dict.fromkeys([fn for fn, _edges in walk(root_fn)])
+        self._nodes: list[Node] | None = None
+        self._node_by_fn: dict[Any, Node] = {}
+        self._accumulators: list[Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Graph: {len(self.fns)} nodes>"
+
+    @property
+    def nodes(self) -> list[Node]:
+        if self._nodes is None:
+            self._nodes = _made(self._root_fn, self._labels, self._node_by_fn)
+        return self._nodes
+
+    @property
+    def _by_fn(self) -> dict[Any, Node]:
+        if self._nodes is None:
+            self.nodes  # noqa: B018 -- made on first use
+        return self._node_by_fn
+
+    @property
+    def kinds(self) -> set[type]:
+        """The node classes in the graph (one per op)."""
+        return {type(fn) for fn in self.fns}
+
+    def accumulators(self) -> list[Any]:
+        """The leaves' AccumulateGrad functions, in walk order (fn.variable is the leaf)."""
+        if self._accumulators is None:
+            self._accumulators = [fn for fn in self.fns if type(fn) is ACCUMULATOR]
+        return self._accumulators
 
     @property
     def root(self) -> Node:
         return self.nodes[0]
 
     def node_of(self, fn: Any) -> Node | None:
-        return self._by_fn.get(fn)
+        return self._by_fn.get(fn) if fn in self.fns else None
 
     def leaves(self) -> list[Node]:
         return [n for n in self.nodes if n.is_accumulator]
@@ -174,9 +183,15 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
     root_fn = output.grad_fn
     if root_fn is None:
         raise ValueError(_("the tensor has no grad_fn"))
-    node_labels, leaf_labels = learner_labels(names)
+    return Graph(root_fn, learner_labels(names))
+
+
+def _made(root_fn: Any, labels: tuple[dict[Any, str], dict[int, str]], by_fn: dict[Any, Node]) -> list[Node]:
+    """The graph's Nodes: walk()'s order fused with making them (one pass over the edges); a node is
+    made on the edge that first meets it, which gives its id (held to walk()'s by
+    tests/test_trace_property.py)."""
+    node_labels, leaf_labels = labels
     nodes: list[Node] = []
-    by_fn: dict[Any, Node] = {}
     get, add, name_of = by_fn.get, nodes.append, _names_by_type.get
 
     def visit(fn: Any) -> Node:
@@ -190,9 +205,6 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             node.label = node_labels.get(fn)
         return node
 
-    # walk()'s order fused with making the Nodes (one pass over the edges: every recording starts
-    # here); a node is made on the edge that first meets it, which gives its id (held to walk()'s
-    # by tests/test_trace_property.py)
     stack = [visit(root_fn)]
     pop, push = stack.pop, stack.extend
     while stack:
@@ -209,42 +221,4 @@ def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) ->
             child.consumers.append(node)
             out.append((child, input_nr))
         push(reversed(new))
-    return Graph(nodes, by_fn)
-
-
-def saved_values(fn: Any) -> tuple[dict[str, Any], bool]:
-    """What a node saved for backward ({"self": x, ...} from its _saved_* attributes), and whether
-    an earlier backward freed them. Errors other than "freed" (a saved value edited in place since)
-    are raised.
-
-    >>> x = torch.ones(2, requires_grad=True)
-    >>> sorted(saved_values((x * x).grad_fn)[0])
-    ['other', 'self']
-    """
-    attrs = _saved_attrs_by_type.get(type(fn))
-    if attrs is None:
-        attrs = tuple(a for a in dir(fn) if a.startswith("_saved_"))
-        _saved_attrs_by_type[type(fn)] = attrs
-    saved, freed = {}, False
-    for attr in attrs:
-        try:
-            saved[attr[len("_saved_"):]] = getattr(fn, attr)
-        except RuntimeError as err:
-            if FREED in str(err):
-                freed = True
-            else:
-                raise
-    return saved, freed
-
-
-def label_of(value: object, graph: Graph, names: Mapping[str, object] | None = None) -> str | None:
-    """The learner's name for a saved tensor, if it is one of theirs (same memory, same view)."""
-    if not isinstance(value, torch.Tensor):
-        return None
-    for name, candidate in learner_tensors(names):
-        if same_memory(candidate, value):
-            return name
-    for node in graph.nodes:
-        if node.leaf is not None and node.label and same_memory(node.leaf, value):
-            return node.label
-    return None
+    return nodes

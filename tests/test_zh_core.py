@@ -7,7 +7,8 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import autograd_lab as al
-from autograd_lab.graph import freed_message, snapshot
+from autograd_lab.graph import snapshot
+from autograd_lab.saved import freed_message
 from autograd_lab.magics import BY_NAME, MAGICS
 from helpers import CHINESE, assert_chinese
 

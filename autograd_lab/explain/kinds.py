@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..graph import FREED
+from ..saved import FREED
 from . import context as c
 from .told import backward_twice, gradient_shape, no_grad_fn, non_scalar, nonleaf_grad, numpy_requires_grad
 from .worked_out import device_mismatch, inplace_modified, int_requires_grad, leaf_inplace

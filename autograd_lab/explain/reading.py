@@ -2,7 +2,8 @@
 stake, and the nodes whose saved values are gone or changed, titled with the learner's labels."""
 from __future__ import annotations
 
-from ..graph import FREED, saved_values, walk
+from ..graph import walk
+from ..saved import FREED, saved_values
 from ..names import learner_tensors
 from . import context as c
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..graph import FREED
+from ..saved import FREED
 from ..i18n import _
 from ..words import words_of
 from .reading import named, saves

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ..graph import label_of
+from ..saved import label_of
 from ..format import fmt as _fmt, table
 from ..i18n import N_, _, ngettext
 from ..text import esc, html_table

@@ -9,7 +9,8 @@ import torch
 
 from ..errors import LabInputError
 from ..format import message as one_line
-from ..graph import FREED, Graph, freed_message, walk
+from ..graph import Graph, walk
+from ..saved import FREED, freed_message
 from ..i18n import _
 from ..names import learner_tensors
 

@@ -33,12 +33,12 @@ class Found:
 
     def __init__(self, graph: Graph):
         install()
-        fns = graph._by_fn
+        fns = graph.fns
         self.retained = [t for t in STATE.retained if t.grad_fn in fns and t.retains_grad]
         self.hooked: list[torch.Tensor] = []  # tensors of the graph with the learner's hooks
         hooked = [t for t in STATE.hooked if t._backward_hooks and t.requires_grad]
         if hooked:
-            leaves = {id(n.leaf) for n in graph.leaves()}
+            leaves = {id(fn.variable) for fn in graph.accumulators()}
             self.hooked = [t for t in hooked if (t.grad_fn in fns if t.grad_fn is not None else id(t) in leaves)]
         self.checkpoint = _checkpointed(graph)
         self.modules = _modules() if self.checkpoint else []
@@ -52,8 +52,7 @@ def _checkpointed(graph: Graph) -> bool:
     frame is alive anywhere, which the registry knows without a scan."""
     if not any(True for _ in STATE.frames):
         return False
-    for node in graph.nodes:
-        fn = node.fn
+    for fn in graph.fns:
         for attr in _raw_attrs(fn):
             try:
                 saved = getattr(fn, attr)
@@ -99,7 +98,7 @@ class SetAside:
     """
 
     def __init__(self, graph: Graph, found: Found):
-        self.leaves: list = [n.leaf for n in graph.leaves()]
+        self.leaves: list = [fn.variable for fn in graph.accumulators()]
         self.found = found
 
     def __enter__(self):

@@ -35,9 +35,9 @@ _PYTHON_BACKWARD = torch.autograd.function.BackwardCFunction
 
 def replayable(graph: Graph, output: torch.Tensor) -> bool:
     """Whether running this graph's backward again gives the same values (module docstring)."""
-    if output.device.type != "cpu" or any(n.leaf is None or n.leaf.device.type != "cpu" for n in graph.leaves()):
+    if output.device.type != "cpu" or any(fn.variable.device.type != "cpu" for fn in graph.accumulators()):
         return False
-    return not any(issubclass(kind, _PYTHON_BACKWARD) for kind in {type(n.fn) for n in graph.nodes})
+    return not any(issubclass(kind, _PYTHON_BACKWARD) for kind in graph.kinds)
 
 
 class Owed:

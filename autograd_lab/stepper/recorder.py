@@ -7,12 +7,16 @@ run can be made again exactly (later.py), a big gradient is not even summarised:
 LATER, and the first look at that step reads it from a second run."""
 from __future__ import annotations
 
+from operator import methodcaller
+
 import torch
 
+from ..graph import ACCUMULATOR
 from ..tensors import KEEP_WHOLE, Summary, keep
 from .registry import STATE, TorchRegistration
 
 _current_node = torch._C._current_autograd_node  # the node the engine is running, from a hook
+_sequence_nr = methodcaller("_sequence_nr")
 
 
 class _Later:
@@ -61,20 +65,20 @@ class Recorder:
         def hook(grad_inputs, grad_outputs):
             fn = running()
             if copying[0]:  # a later hook of the learner's may edit a value in place: copies
-                if node_of(fn).is_accumulator:  # a leaf's gradient is the answer itself: kept whole
+                if type(fn) is ACCUMULATOR:  # a leaf's gradient is the answer itself: kept whole
                     grad_outputs = copies(grad_outputs, None)
                 else:
                     grad_outputs, grad_inputs = copies(grad_outputs), copies(grad_inputs)
             else:
                 for g in grad_outputs + grad_inputs:  # the size check inline: most nodes have none
                     if g is not None and g.numel() > KEEP_WHOLE:
-                        node = node_of(fn)
-                        if node.is_accumulator:
+                        if type(fn) is ACCUMULATOR:
                             pass
                         elif later[0]:
                             owe(len(order))
                             grad_outputs, grad_inputs = _left(grad_outputs), _left(grad_inputs)
                         else:
+                            node = node_of(fn)
                             grad_outputs = _arrived(node, grad_outputs, sent)
                             grad_inputs = _sent_on(node, grad_inputs, sent)
                         break
@@ -127,19 +131,26 @@ def hook_every_node(graph, recording: Recorder, handles: list, probe_all: bool) 
     dicts that also hold the learner's hooks, as (node, dict, the lab's own key or None)."""
     node_dicts = []
     old_leaves, made_before = STATE.old_leaves, STATE.before_seq
-    nodes, hook, first = graph.nodes, recording.hook, len(handles)
+    fns, hook, first = list(graph.fns), recording.hook, len(handles)
     with TorchRegistration():  # the lab's own hooks stay out of the registry
-        for node in nodes:  # appended one by one: a failure midway still removes what was added
-            handles.append(node.fn.register_hook(hook))
-        hooked = zip(nodes, handles[first:], strict=True)
+        for fn in fns:  # appended one by one: a failure midway still removes what was added
+            handles.append(fn.register_hook(hook))
         # a node hook of the learner's can be only where one was registered since the registry was
-        # installed (probe_all), or on a node made before it (unseen)
-        for node, handle in hooked if probe_all else (
-                (n, h) for n, h in hooked if (n.leaf in old_leaves if n.is_accumulator else n.seq < made_before)):
+        # installed (probe_all), or on a node made before it (unseen): a leaf of old_leaves, or a
+        # node with a smaller sequence number (an accumulator's is the largest there is)
+        if probe_all:
+            probed = fns
+        else:
+            old = {id(fn) for fn in graph.accumulators() if fn.variable in old_leaves} if old_leaves else set()
+            probed = [] if not old and min(map(_sequence_nr, fns)) >= made_before else [
+                fn for fn in fns if id(fn) in old or fn._sequence_nr() < made_before]
+        handle_of = dict(zip(fns, handles[first:], strict=True)) if probed else {}
+        for fn in probed:
+            node, handle = graph.node_of(fn), handle_of[fn]
             posts = handle.hooks_dict_ref()
             if len(posts) > 1:
                 node_dicts.append((node, posts, handle.id))
-            probe = node.fn.register_prehook(_noop)
+            probe = fn.register_prehook(_noop)
             pres = probe.hooks_dict_ref()
             probe.remove()
             if pres:

@@ -62,17 +62,16 @@ class Step:
 
 def accumulated(graph: Graph, order: list, kept_leaf_grads: list) -> dict:
     """For each accumulator whose leaf held a .grad: what it held and what backward() would leave."""
-    held = {node: g for node, g in zip(graph.leaves(), kept_leaf_grads, strict=True) if g is not None}
+    held = {fn: g for fn, g in zip(graph.accumulators(), kept_leaf_grads, strict=True) if g is not None}
     if not held:
         return {}
     out = {}
-    node_of = graph._by_fn.__getitem__  # the recorder hooks only the graph's own nodes
     for fn, g_out, _g_in in order:
-        before = held.get(node_of(fn))
+        before = held.get(fn)
         if before is not None:
             incoming = g_out[0]
             after = keep(before.detach() + incoming) if isinstance(incoming, torch.Tensor) else incoming
-            out[node_of(fn)] = (keep(before), after)
+            out[fn] = (keep(before), after)
     return out
 
 
@@ -85,6 +84,6 @@ def steps_of(result) -> list[Step]:
         steps[i]._owed = result.owed
     for step in steps:
         if step.node.is_accumulator:
-            step.grad_before, step.grad_after = accumulated.get(step.node, (None, step._outs[0]))
+            step.grad_before, step.grad_after = accumulated.get(step.node.fn, (None, step._outs[0]))
     result.order = None
     return steps

@@ -132,7 +132,7 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     gc.disable()
     try:
         graph = snapshot(output, names)
-        if any(n.name == REENTRANT_CHECKPOINT for n in graph.nodes):
+        if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds):
             raise TraceError(reentrant_checkpoint(what))
         # A freed graph is found by the engine itself when it reaches the first freed node.
         return _record(output, gradient, graph, names, what, apply, retain_graph)
@@ -150,7 +150,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     STATE.busy += 1
     try:
         node_dicts = hook_every_node(graph, recording, handles, found.probe_all)
-        kept_leaf_grads = [None if n.leaf is None else n.leaf.grad for n in graph.leaves()]
+        kept_leaf_grads = [fn.variable.grad for fn in graph.accumulators()]
         with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
             # error that follows is explained instead

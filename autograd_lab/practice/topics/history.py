@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ...graph import FREED, walk
+from ...graph import walk
+from ...saved import FREED
 from ...format import listed
 from ...words import words_of
 from ..checking import WrongForm

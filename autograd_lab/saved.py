@@ -1,0 +1,63 @@
+"""What a node saved for backward, read from the outside, and what the lab says when an earlier
+backward freed it; the learner's name for a saved tensor."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from .i18n import _
+from .names import learner_tensors
+from .tensors import same_memory
+
+# How PyTorch's message starts when a backward reaches values an earlier backward freed.
+FREED = "Trying to backward through the graph a second time"
+_saved_attrs_by_type: dict[type, tuple[str, ...]] = {}
+
+
+def freed_message(what: str) -> str:
+    """What to tell a learner whose graph was freed by an earlier backward."""
+    return _("{what}'s graph was already used by a backward() and freed: autograd releases the "
+             "values a graph saved as soon as a backward has used them, to save memory. Re-run the "
+             "cell that computed {what}; or, if you really need two backwards, call the first one as "
+             "{what}.backward(retain_graph=True), which keeps the saved values alive.").format(what=what)
+
+
+def saved_values(fn: Any) -> tuple[dict[str, Any], bool]:
+    """What a node saved for backward ({"self": x, ...} from its _saved_* attributes), and whether
+    an earlier backward freed them. Errors other than "freed" (a saved value edited in place since)
+    are raised.
+
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> sorted(saved_values((x * x).grad_fn)[0])
+    ['other', 'self']
+    """
+    attrs = _saved_attrs_by_type.get(type(fn))
+    if attrs is None:
+        attrs = tuple(a for a in dir(fn) if a.startswith("_saved_"))
+        _saved_attrs_by_type[type(fn)] = attrs
+    saved, freed = {}, False
+    for attr in attrs:
+        try:
+            saved[attr[len("_saved_"):]] = getattr(fn, attr)
+        except RuntimeError as err:
+            if FREED in str(err):
+                freed = True
+            else:
+                raise
+    return saved, freed
+
+
+def label_of(value: object, graph: Any, names: Mapping[str, object] | None = None) -> str | None:
+    """The learner's name for a saved tensor, if it is one of theirs (same memory, same view), or the
+    label of a leaf of graph (a graph.Graph) that is it."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    for name, candidate in learner_tensors(names):
+        if same_memory(candidate, value):
+            return name
+    for node in graph.nodes:
+        if node.leaf is not None and node.label and same_memory(node.leaf, value):
+            return node.label
+    return None
