@@ -6,8 +6,10 @@ Ids are given in the order a depth-first walk from the output meets the nodes, f
 next_functions in order, so the same code always gives the same ids (never addresses)."""
 from __future__ import annotations
 
+import gc
 from collections import deque
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -122,7 +124,8 @@ class Graph:
     @property
     def nodes(self) -> list[Node]:
         if self._nodes is None:
-            self._nodes = _made(self._root_fn, self._labels, self._node_by_fn)
+            with collector_paused():
+                self._nodes = _made(self._root_fn, self._labels, self._node_by_fn)
         return self._nodes
 
     @property
@@ -171,6 +174,19 @@ class Graph:
                     waiting[child] -= 1
                     if waiting[child] == 0:
                         queue.append(child)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while thousands of objects are made and none is garbage:
+    otherwise it would run many times over the learner's whole kernel meanwhile."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) -> Graph:

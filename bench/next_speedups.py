@@ -11,7 +11,7 @@ thread, the lab installed first (as %load_ext does) so that no node is probed fo
 - summaries in the run: the same, with every big gradient summarised inside the engine's hook (what
   a recording that cannot run again does: apply, the learner's hooks, checkpoints);
 - free summaries: summaries in the run, each a constant (what the norm and first values cost);
-- snapshot: alone, graph.snapshot of the graph (the Node objects the steps point to);
+- snapshot: alone, graph.snapshot of the graph (a walk: the Nodes are made when first asked for);
 - found: alone, guard.Found (what the registry knows about this graph)."""
 from __future__ import annotations
 

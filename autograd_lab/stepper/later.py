@@ -19,12 +19,11 @@ becomes LOST, which says so; nothing is guessed. Before the learner's own backwa
 hook (registry.py), every recording that owes values reads them, while its graph is as recorded."""
 from __future__ import annotations
 
-import gc
 import warnings
 
 import torch
 
-from ..graph import Graph
+from ..graph import Graph, collector_paused
 from ..tensors import LOST
 from .guard import Found, SetAside
 from .recorder import LATER, Recorder, hook_every_node
@@ -66,7 +65,8 @@ class Owed:
         STATE.owing.discard(self)
         first = self._order
         try:
-            again = _run_again(self._output, self._gradient, self._graph)
+            with collector_paused():
+                again = _run_again(self._output, self._gradient, self._graph)
         # the engine's refusal (a freed graph, an edited saved tensor), or anything else: this runs
         # inside the learner's own backward() too (registry.settle), which must never fail for it
         except Exception:
@@ -94,8 +94,6 @@ def _run_again(output: torch.Tensor, gradient, graph: Graph) -> list:
         raise _Changed
     recording = Recorder(graph)  # summaries made in the run, as a recording that cannot run again
     handles: list = []
-    paused = gc.isenabled()
-    gc.disable()
     STATE.busy += 1
     try:
         if hook_every_node(graph, recording, handles, found.probe_all):
@@ -107,8 +105,6 @@ def _run_again(output: torch.Tensor, gradient, graph: Graph) -> list:
         STATE.busy -= 1
         for handle in handles:
             handle.remove()
-        if paused:
-            gc.enable()
     return recording.order
 
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-import gc
 import warnings
 
-from ..graph import Graph, snapshot
+from ..graph import Graph, collector_paused, snapshot
 from ..i18n import _
 from ..names import caller_names, name_in
 from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, reentrant_checkpoint
@@ -61,7 +60,8 @@ class Trace:
     def steps(self) -> list[Step]:
         """The steps in the engine's order (made on first use: a recording would make one per node)."""
         if self._steps is None:
-            self._steps = steps_of(self)
+            with collector_paused():
+                self._steps = steps_of(self)
         return self._steps
 
     def __len__(self) -> int:
@@ -126,19 +126,12 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
         settle()
     what = label or name_in(names, output) or _("the output")
     gradient = check_input(output, gradient, what)
-    # A recording makes a few objects per node and no garbage: the cyclic collector, which would
-    # otherwise scan the whole kernel many times over on a 10,000-node graph, waits until the end.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():  # a recording makes a few objects per node and no garbage
         graph = snapshot(output, names)
         if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds):
             raise TraceError(reentrant_checkpoint(what))
         # A freed graph is found by the engine itself when it reaches the first freed node.
         return _record(output, gradient, graph, names, what, apply, retain_graph)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bool,
