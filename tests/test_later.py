@@ -227,3 +227,15 @@ def test_a_backward_inside_a_recording_reads_nothing_owed_until_the_recording_is
     assert len(inner) == 1 and torch.equal(inner[0], torch.full((3,), 3.0))
     assert STATE.owing  # still owed: read at the first look
     assert_engines(t, seen)
+
+
+def test_the_learners_failing_backward_shows_no_frame_of_the_lab(ip, capsys):
+    """The wrapper around torch.autograd.backward stays out of the learner's traceback."""
+    ip.run_cell("import torch\nx = torch.ones(2, requires_grad=True)\nz = (x * x).sum()\nz.backward()")
+    capsys.readouterr()
+    result = ip.run_cell("z.backward()")
+    shown = capsys.readouterr()
+    assert isinstance(result.error_in_exec, RuntimeError)
+    text = shown.out + shown.err
+    assert "Trying to backward through the graph a second time" in text
+    assert "autograd/__init__.py" in text and "registry.py" not in text

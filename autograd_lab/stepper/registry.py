@@ -121,6 +121,7 @@ def _retain_grad(self):
 
 @functools.wraps(_TORCH_BACKWARD)
 def _backward(*args, **kwargs):
+    __tracebackhide__ = True  # IPython leaves this frame out of the learner's tracebacks
     if STATE.owing:
         settle()
     return _TORCH_BACKWARD(*args, **kwargs)
@@ -128,6 +129,7 @@ def _backward(*args, **kwargs):
 
 @functools.wraps(_TORCH_GRAD)
 def _grad(*args, **kwargs):
+    __tracebackhide__ = True
     if STATE.owing:
         settle()
     return _TORCH_GRAD(*args, **kwargs)
