@@ -1,4 +1,4 @@
-"""The lab's registry of what a recording must look after, kept up to date by wrappers around four
+"""The lab's registry of what a recording must look after, kept up to date by wrappers around six
 of torch's Python-level functions. install() wraps them, once, when the lab is first used (%load_ext
 or the first trace()); uninstall() (%unload_ext) puts torch's own methods back:
 

@@ -1,5 +1,5 @@
 """The steps of a recording, made from what the recorder appended when they are first asked for
-(a recording of a 10,000-node graph would otherwise make 10,000 objects no one may read)."""
+(a recording of a 10,000-node graph would otherwise make 10,000 objects no one might read)."""
 from __future__ import annotations
 
 import torch
