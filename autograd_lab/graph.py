@@ -117,6 +117,7 @@ class Graph:
         self._nodes: list[Node] | None = None
         self._node_by_fn: dict[Any, Node] = {}
         self._accumulators: list[Any] | None = None
+        self._kinds: set[type] | None = None
 
     def __repr__(self) -> str:
         return f"<Graph: {len(self.fns)} nodes>"
@@ -137,7 +138,9 @@ class Graph:
     @property
     def kinds(self) -> set[type]:
         """The node classes in the graph (one per op)."""
-        return {type(fn) for fn in self.fns}
+        if self._kinds is None:
+            self._kinds = {type(fn) for fn in self.fns}
+        return self._kinds
 
     def accumulators(self) -> list[Any]:
         """The leaves' AccumulateGrad functions, in walk order (fn.variable is the leaf)."""

@@ -11,7 +11,7 @@ from autograd_lab.format import fmt
 from autograd_lab.stepper.predict import compare
 from autograd_lab.stepper.registry import STATE, install, settle, uninstall
 from autograd_lab.tensors import KEEP_WHOLE, LOST, Summary
-from helpers import Cube, assert_unchanged, hooks_on, state
+from helpers import Cube, assert_unchanged, hooks_on, state, walk
 
 SIDE = 70  # 70 x 70 = 4,900 values: over KEEP_WHOLE, so summarised
 assert SIDE * SIDE > KEEP_WHOLE
@@ -19,24 +19,17 @@ assert SIDE * SIDE > KEEP_WHOLE
 
 def engine_run(output, gradient=None):
     """The oracle: torch's own engine with one post-hook per node, every value kept whole."""
-    seen, fns, stack = [], [], [output.grad_fn]
-    while stack:
-        fn = stack.pop()
-        if fn is None or fn in fns:
-            continue
-        fns.append(fn)
-        stack.extend(child for child, _ in fn.next_functions)
+    seen, fns = [], walk(output.grad_fn)
 
     def hook(grad_inputs, grad_outputs):
         seen.append((torch._C._current_autograd_node(), grad_outputs, grad_inputs))
     handles = [fn.register_hook(hook) for fn in fns]
     try:
-        grads = torch.autograd.grad(output, [fn.variable for fn in fns if hasattr(fn, "variable")],
-                                    gradient, retain_graph=True, allow_unused=True)
+        torch.autograd.grad(output, [fn.variable for fn in fns if hasattr(fn, "variable")],
+                            gradient, retain_graph=True, allow_unused=True)
     finally:
         for h in handles:
             h.remove()
-    del grads
     return seen
 
 
@@ -144,24 +137,20 @@ def test_a_saved_tensor_edited_in_place_makes_the_values_lost_without_an_error()
     assert LOST in [g for s in t.steps for g in s.grad_outputs]
 
 
-def lazy_steps(t) -> int:
-    return owed(t)
-
-
 def test_nothing_is_left_for_later_where_a_second_run_could_differ():
     w1, w2, h, loss = mlp()
-    assert lazy_steps(trace(loss, names={}, apply=True, retain_graph=True)) == 0  # the learner's backward
+    assert owed(trace(loss, names={}, apply=True, retain_graph=True)) == 0  # the learner's backward
     w1.grad = None
     w2.grad = None
     handle = h.register_hook(lambda g: g)
-    assert lazy_steps(trace(loss, names={})) == 0  # a hook of the learner's runs in it
+    assert owed(trace(loss, names={})) == 0  # a hook of the learner's runs in it
     handle.remove()
     big = torch.randn(SIDE, SIDE, requires_grad=True)
-    assert lazy_steps(trace(Cube.apply(big * 1.0).sum(), names={})) == 0  # a backward in Python
+    assert owed(trace(Cube.apply(big * 1.0).sum(), names={})) == 0  # a backward in Python
     lin = torch.nn.Linear(SIDE, SIDE)
     out = checkpoint(lambda a: torch.tanh(lin(a)), big, use_reentrant=False)
-    assert lazy_steps(trace((out * out).sum(), names={})) == 0  # a forward run again
-    assert lazy_steps(trace((big * big).tanh().sum(), names={})) > 0  # and otherwise, it is
+    assert owed(trace((out * out).sum(), names={})) == 0  # a forward run again
+    assert owed(trace((big * big).tanh().sum(), names={})) > 0  # and otherwise, it is
 
 
 def test_uninstalling_the_lab_reads_what_is_owed():

@@ -44,11 +44,11 @@ class Owed:
     step, LATER in the place of each big gradient), indices the steps that hold a LATER. values(i)
     gives step i's (grad_outputs, grad_inputs), read on first use."""
 
-    __slots__ = ("__weakref__", "_gradient", "_graph", "_indices", "_order", "_output", "_values")
+    __slots__ = ("__weakref__", "_gradient", "_graph", "_order", "_output", "_values", "indices")
 
     def __init__(self, output: torch.Tensor, gradient, graph: Graph, order: list, indices: list[int]):
         self._output, self._gradient, self._graph = output, gradient, graph
-        self._order, self._indices = order, indices
+        self._order, self.indices = order, indices
         self._values: dict | None = None
         STATE.owing.add(self)
 
@@ -73,7 +73,7 @@ class Owed:
             again = None
         same = again is not None and _same_run(first, again)
         values = {}
-        for i in self._indices:
+        for i in self.indices:
             _fn, outs, ins = first[i]
             if same:
                 _fn, outs_again, ins_again = again[i]  # type: ignore[index]

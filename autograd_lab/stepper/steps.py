@@ -80,8 +80,9 @@ def steps_of(result) -> list[Step]:
     and what backward() would leave there."""
     by_fn, accumulated = result.graph._by_fn, result.accumulated
     steps = [Step(i, by_fn[fn], g_out, g_in, result) for i, (fn, g_out, g_in) in enumerate(result.order or ())]
-    for i in result.owed_steps:
-        steps[i]._owed = result.owed
+    owed = result.owed
+    for i in owed.indices if owed is not None else ():
+        steps[i]._owed = owed
     for step in steps:
         if step.node.is_accumulator:
             step.grad_before, step.grad_after = accumulated.get(step.node.fn, (None, step._outs[0]))

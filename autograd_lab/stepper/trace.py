@@ -53,7 +53,6 @@ class Trace:
     # (the learner may change their .grad later)
     accumulated: dict = field(default_factory=dict, repr=False)
     owed: Owed | None = field(default=None, repr=False)  # big gradients read later (later.py)
-    owed_steps: list = field(default_factory=list, repr=False)
     _steps: list | None = field(default=None, repr=False)
 
     @property
@@ -176,7 +175,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     owed = Owed(output, gradient, graph, recording.order, recording.owed) if recording.owed else None
     return Trace(output, gradient, graph, recording.order, names, hooks_ran=hooks.ran, applied=apply,
                  checkpoint_holders=holders, accumulated=accumulated(graph, recording.order, kept_leaf_grads),
-                 owed=owed, owed_steps=recording.owed)
+                 owed=owed)
 
 
 def _read_saved(graph: Graph) -> None:
