@@ -1,5 +1,6 @@
-"""Fonts for the lab's figures: in Chinese, a CJK font behind DejaVu, so that no glyph is missing
-(matplotlib warns of a missing glyph, and a warning fails a strict nbval cell)."""
+"""Fonts for the lab's figures: the current language's font (locale/languages.toml) behind DejaVu
+Sans, so that no glyph is missing (matplotlib warns of a missing glyph, and a warning fails a strict
+nbval cell)."""
 from __future__ import annotations
 
 import functools
@@ -8,47 +9,48 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from .i18n import language
+from .languages import LANGUAGES, Font
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-_found: list[str] = []  # the family once found (the font list changes only by the addfont below)
+_found: set[str] = set()  # families once found (the font list changes only by the addfont below)
 
 
-def _cjk_family() -> str | None:
-    """The name matplotlib knows the installed Noto Sans CJK by (Debian's fonts-noto-cjk), added to
-    its font list if its cache was built before the font was installed; None if there is none."""
-    if _found:
-        return _found[0]
+def _family(font: Font) -> str | None:
+    """The name matplotlib knows the language's font by, added to its font list if its cache was
+    built before the font was installed; None if there is none."""
+    if font.family in _found:
+        return font.family
     from matplotlib import font_manager
 
-    def known() -> str | None:
-        names = sorted(f.name for f in font_manager.fontManager.ttflist if f.name.startswith("Noto Sans CJK"))
-        return "Noto Sans CJK SC" if "Noto Sans CJK SC" in names else (names[0] if names else None)
+    def known() -> bool:
+        return any(f.name == font.family for f in font_manager.fontManager.ttflist)
 
-    if known() is None:
+    if not known():
         for path in sorted(font_manager.findSystemFonts()):
-            if "NotoSansCJK-Regular" in Path(path).name:
+            if Path(path).name.startswith(font.files):
                 font_manager.fontManager.addfont(path)
-    family = known()
-    if family is not None:  # not found is asked again: the font may be installed while the kernel runs
-        _found.append(family)
-    return family
+    if not known():  # not found is asked again: the font may be installed while the kernel runs
+        return None
+    _found.add(font.family)
+    return font.family
 
 
 def figure_fonts() -> dict[str, object]:
-    """matplotlib settings for the lab's figures in the current language: in Chinese, a CJK font
-    behind DejaVu (so Latin text looks the same in both languages). Use with ``rc_context``.
+    """matplotlib settings for the lab's figures in the current language: its font (languages.toml)
+    behind DejaVu Sans, so that Latin text looks the same in every language. Use with ``rc_context``.
 
     >>> language("en"); figure_fonts()
     'en'
     {}
     """
-    if language() == "en":
+    font = LANGUAGES[language()].font
+    if font is None:
         return {}
-    family = _cjk_family()
-    if family is None:  # language("zh") checked it; the font was removed since
+    family = _family(font)
+    if family is None:  # language() checked it; the font was removed since
         return {}
     return {"font.family": ["DejaVu Sans", family]}
 

@@ -1,4 +1,4 @@
-"""The language the lab speaks: English or Simplified Chinese, from gettext catalogs.
+"""The language the lab speaks (English, Simplified Chinese: locale/languages.toml), from gettext catalogs.
 
 Every sentence the lab shows a learner is written in English in the code, inside ``_()`` (or
 ``N_()`` for a module-level constant, translated where it is shown), as one whole sentence with
@@ -27,8 +27,9 @@ import os
 from pathlib import Path
 
 from .errors import LabInputError
+from .languages import LANGUAGES as _TABLE
 
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(_TABLE)
 #: one catalog a room ("core": the modules at the top of the package; the exercises' topics in two)
 DOMAINS = ("core", "stepper", "storage", "practice", "exercises", "exercises_advanced", "explain", "profile",
            "jacobians")
@@ -48,7 +49,11 @@ _state = _State()
 
 def _code(value: str) -> str | None:
     """The language a name asks for: 'zh', 'zh_CN', 'zh-Hans', 'ZH' -> 'zh'; None if unknown."""
-    head = value.strip().lower().replace("-", "_").split("_")[0].split(".")[0]
+    text = value.strip().lower()
+    for code, lang in _TABLE.items():
+        if text in (a.lower() for a in lang.aliases):
+            return code
+    head = text.replace("-", "_").split("_")[0].split(".")[0]
     return head if head in LANGUAGES else None
 
 
@@ -85,16 +90,16 @@ def language(code: str | None = None) -> str:
     >>> language("fr")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    autograd_lab.errors.LabInputError: The lab speaks English and Chinese: type language("en") or ... not 'fr'. ...
+    autograd_lab.errors.LabInputError: The lab speaks English, 中文: type one of language("en"), ... not 'fr'. ...
     """
     if code is None:
         return _state.code
     chosen = _code(code) if isinstance(code, str) else None
     if chosen is None:
         raise LabInputError(_(
-            'The lab speaks English and Chinese: type language("en") or language("zh"), '
-            "not {given}. Nothing was changed."
-        ).format(given=repr(code)))
+            "The lab speaks {languages}: type one of {examples}, not {given}. Nothing was changed."
+        ).format(languages=_(", ").join(lang.name for lang in _TABLE.values()),  # as format.listed
+                 examples=_(", ").join(f'language("{c}")' for c in LANGUAGES), given=repr(code)))
     catalog = _catalog(chosen)
     _check_font(chosen)
     _state.catalog = catalog
@@ -129,18 +134,19 @@ def _from_environment() -> None:
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
 
 
-def _has_cjk_font() -> bool:
-    """Is Noto Sans CJK installed where fontconfig and matplotlib look (the font fonts.py draws with)?"""
-    return any(next(Path(d).expanduser().rglob("NotoSansCJK*"), None) for d in FONT_DIRS
+def _has_font(files: str) -> bool:
+    """Is a font whose file names start with files installed where fontconfig and matplotlib look?"""
+    return any(next(Path(d).expanduser().rglob(files + "*"), None) for d in FONT_DIRS
                if Path(d).expanduser().is_dir())
 
 
 def _check_font(code: str) -> None:
-    if code != "en" and not _has_cjk_font():
+    font = _TABLE[code].font
+    if font is not None and not _has_font(font.files):
         raise LabInputError(_(
-            "Chinese figures need a CJK font and none is installed: on Debian or Ubuntu type "
-            "`apt-get install fonts-noto-cjk`, then language(\"zh\") again. Nothing was changed."
-        ))
+            "Figures in {language} need the font {font}, which is not installed: type `{install}` "
+            "(Debian or Ubuntu), then language(\"{code}\") again. Nothing was changed."
+        ).format(language=_TABLE[code].name, font=font.family, install=font.install, code=code))
 
 
 _from_environment()

@@ -12,6 +12,7 @@ files (``<module>.toml``, see autograd_lab/words.py).
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -29,12 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "autograd_lab"
 sys.path.insert(0, str(ROOT))
 from autograd_lab.i18n import DOMAINS, LOCALE_DIR  # noqa: E402
+from autograd_lab.languages import LANGUAGES  # noqa: E402
 
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
-VERSION = re.search(r'__version__ = "([^"]+)"', (PACKAGE / "__init__.py").read_text()).group(1)
-HEADER = ("# The Simplified Chinese sentences of autograd_lab's {domain} catalog.\n"
+HEADER = ("# The sentences of autograd_lab's {domain} catalog in {language} ({code}).\n"
           "# Made with scripts/catalogs.py (Babel): extract, fill, check, compile.")
-TRANSLATED = ("zh",)
+TRANSLATED = tuple(code for code in LANGUAGES if code != "en")  # English is the code's own
+# Header fields that would change every catalog at every run, release or Babel upgrade (a date, the
+# version, Babel's version) are left out: a catalog changes only when a sentence does.
+CHURN = ("Project-Id-Version", "Report-Msgid-Bugs-To", "POT-Creation-Date", "PO-Revision-Date", "Generated-By")
 FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)?(?:[!:][^{}]*)?\}")
 
 
@@ -52,8 +56,9 @@ SOURCES = {
 def sources(domain: str) -> list[Path]:
     """The modules whose sentences go into a room's catalog (each module in exactly one), and
     their sentences files."""
-    found = {p for pattern in SOURCES[domain] for suffix in (".py", ".toml")
-             for p in PACKAGE.glob(pattern.removesuffix(".py") + suffix)}
+    modules = {p for pattern in SOURCES[domain] for p in PACKAGE.glob(pattern)}
+    # a module's sentences file is <module>.toml beside it; other .toml files are data (lessons.toml)
+    found = modules | {p.with_suffix(".toml") for p in modules if p.with_suffix(".toml").exists()}
     if domain == "exercises":
         found -= set(sources("exercises_advanced"))
     return sorted(found)
@@ -145,15 +150,22 @@ def extract(domains: list[str] | None = None) -> None:
             catalog = read(code, domain)
             catalog.update(template(domain), no_fuzzy_matching=True)
             catalog.obsolete.clear()
-            catalog.header_comment = HEADER.format(domain=domain)
-            catalog.project, catalog.version = "autograd_lab", VERSION
+            catalog.header_comment = HEADER.format(language=LANGUAGES[code].name, code=code, domain=domain)
             catalog.last_translator = catalog.language_team = "the autograd_lab authors"
-            catalog.msgid_bugs_address = ""
-            path = po_path(code, domain)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("wb") as f:
-                write_po(f, catalog, width=100, omit_header=False, sort_by_file=True)
-            print(f"{path.relative_to(ROOT)}: {len(catalog)} sentences")
+            write(code, domain, catalog)
+            print(f"{po_path(code, domain).relative_to(ROOT)}: {len(catalog)} sentences")
+
+
+def write(code: str, domain: str, catalog: Catalog) -> None:
+    """Write a room's .po: entries grouped by file, with the file but no line number (a sentence
+    added above others moves none of them), and a header without the fields in CHURN."""
+    out = io.BytesIO()
+    write_po(out, catalog, width=100, sort_by_file=True, include_lineno=False)
+    lines = out.getvalue().decode("utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith(tuple(f'"{field}:' for field in CHURN))]
+    path = po_path(code, domain)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(kept), encoding="utf-8")
 
 
 def _done(message) -> bool:
@@ -191,8 +203,7 @@ def fill(domain: str, translations: dict[str, str | list[str]], code: str = "zh"
             raise SystemExit(f"{english!r}: a plural takes a list of forms, a sentence one string")
         message.string = tuple(text) if plural else text
         message.flags.discard("fuzzy")
-    with po_path(code, domain).open("wb") as f:
-        write_po(f, catalog, width=100, sort_by_file=True)
+    write(code, domain, catalog)
     return len(translations)
 
 

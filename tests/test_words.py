@@ -11,7 +11,9 @@ import pytest
 from autograd_lab.words import Words, words_of
 
 PACKAGE = Path(__file__).resolve().parents[1] / "autograd_lab"
-FILES = sorted(PACKAGE.rglob("*.toml"))
+# a module's sentences file is <module>.toml beside <module>.py; other .toml files are data
+# (locale/languages.toml, practice/lessons.toml)
+FILES = sorted(p for p in PACKAGE.rglob("*.toml") if p.with_suffix(".py").exists())
 SOURCE = {p: p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..i18n import _
+from ..languages import norm, truth_words
 from .checking import WrongForm
 from .forms import Form
 
@@ -91,11 +92,9 @@ def _truth(word) -> bool:
     if isinstance(word, bool):
         return word
     if isinstance(word, str):
-        text = word.strip().strip("\"'").lower()
-        if text in ("yes", "y", "true", "t", "1", "是", "对"):  # the Chinese course's words too
-            return True
-        if text in ("no", "n", "false", "f", "0", "否", "不", "不是"):
-            return False
+        found = truth_words().get(norm(word))  # every language's words (languages.toml)
+        if found is not None:
+            return found
     if isinstance(word, int) and word in (0, 1):
         return bool(word)
     # Translators: True/False and "yes"/"no" are what the learner types: keep them as they are

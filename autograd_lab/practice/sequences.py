@@ -8,6 +8,7 @@ import contextlib
 import re
 
 from ..i18n import _
+from ..languages import norm, outcome_words
 from .checking import WrongForm
 from .choices import _truth
 from .forms import Form
@@ -69,14 +70,9 @@ class OrderForm(Form):
         return None
 
 
-OUTCOMES = {"ok": "ok", "fine": "ok", "error": "error", "raises": "error", "silentlywrong": "silently wrong",
-            "silent": "silently wrong", "wrong": "silently wrong", "refused": "refused",
-            # the words of the Chinese storage table
-            "正常": "ok", "报错": "error", "静默出错": "silently wrong", "被拒绝": "refused", "拒绝": "refused"}
-
 
 def _outcome(word) -> str:
-    found = OUTCOMES.get(_norm(word).replace("_", ""))
+    found = outcome_words().get(norm(word))  # every language's words (languages.toml)
     if found is None:
         # Translators: ok, error, silently wrong and refused are what the learner types: keep them as they are
         raise WrongForm(_("Cannot read {word} as an outcome; use one of: ok, error, silently wrong, refused.").format(
