@@ -49,7 +49,7 @@ def explanation_of(exc, names=None, line: str | None = None) -> Explanation:
     message, category, ctx = _message_and_context(exc, names)
     if line is not None:
         ctx.line = line.strip()
-    for kind, starts, build in KINDS:
+    for kind, _title, starts, build in KINDS:
         if any(_starts(message, s) for s in starts):
             summary, why, fix = build(message, ctx)
             return Explanation(kind, summary, why, fix, message, category)

@@ -3,26 +3,12 @@ the graph, the fix as code, and PyTorch's own message on request. An error the l
 shown as Python would show it."""
 from __future__ import annotations
 
-from ..i18n import N_, _
+from ..i18n import _
 from ..text import esc
-
-# each kind of error in words, for the title (the kinds are the names KINDS gives them)
-KIND_NAMES = {
-    "backward_twice": N_("backward twice"),
-    "non_scalar": N_("non scalar"),
-    "inplace_modified": N_("inplace modified"),
-    "no_grad_fn": N_("no grad fn"),
-    "leaf_inplace": N_("leaf inplace"),
-    "numpy_requires_grad": N_("numpy requires grad"),
-    "int_requires_grad": N_("int requires grad"),
-    "nonleaf_grad": N_("nonleaf grad"),
-    "device_mismatch": N_("device mismatch"),
-    "gradient_shape": N_("gradient shape"),
-}
-
+from .kinds import TITLES
 
 def _title(e) -> str:
-    kind = _(KIND_NAMES[e.kind]) if e.kind in KIND_NAMES else e.kind.replace("_", " ")
+    kind = _(TITLES[e.kind]) if e.kind in TITLES else e.kind.replace("_", " ")
     return _("autograd error explained ({kind})").format(kind=kind)
 
 
