@@ -1,6 +1,7 @@
 """Shared test helpers: what the learner owns and whether anything of it changed, the widgets' controls,
 whether a face speaks Chinese, the exercises' answers, and small graphs several tests build."""
 import html
+import importlib
 import re
 
 import torch
@@ -277,3 +278,20 @@ class Unsummed(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return grad_output, grad_output
+
+
+def exercises_in_catalog(domain: str) -> list[str]:
+    """The exercises whose sentences the given catalog holds (their topic module is among the
+    catalog's sources in scripts/catalogs.py), in course order."""
+    import importlib.util
+    from pathlib import Path
+
+    from autograd_lab.practice.bank import catalog
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("catalogs_sources", root / "scripts" / "catalogs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    files = {p.resolve() for p in module.sources(domain)}
+    return [e.name for e in catalog()
+            if Path(importlib.import_module(e.build.__module__).__file__).resolve() in files]

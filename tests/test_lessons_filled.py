@@ -2,6 +2,7 @@
 every check says correct (the untouched lessons, stored with "not attempted", are tested by nbval).
 Lesson 04 runs top to bottom; lessons 01, 02, 03 and 05 run their exercise cells (the ones that end
 the lesson) after the imports every lesson has made by then."""
+import ast
 import re
 from pathlib import Path
 
@@ -52,10 +53,45 @@ ANSWERS = {
         "sigmoid_backward": "grad_output * out * (1 - out)",
     },
 }
-BLANK = re.compile(r"(q\d+)\.check\(____\)")
-MADE = re.compile(r'(q\d+) = autograd_lab\.exercise\("(\w+)"')
-DEFINED = re.compile(r"def (\w+)\(")
 IMPORTS = "%load_ext autograd_lab\nimport torch\nimport autograd_lab"
+
+
+def _python(source: str) -> ast.Module | None:
+    """A code cell as Python (its magic lines left out); None for a cell that is not Python."""
+    try:
+        return ast.parse("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                   for line in source.splitlines()))
+    except SyntaxError:
+        return None
+
+
+def made(tree: ast.Module) -> dict[str, str]:
+    """{variable: exercise name} for every `v = autograd_lab.exercise("name", ...)` of a cell."""
+    found = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "exercise" and node.value.args
+                and isinstance(node.value.args[0], ast.Constant)):
+            found[node.targets[0].id] = node.value.args[0].value
+    return found
+
+
+def checked(tree: ast.Module) -> list[tuple[str, bool]]:
+    """(variable, whether its answer is the blank ____) for every `v.check(...)` call of a cell."""
+    return [(node.func.value.id, bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "____")
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "check"
+            and isinstance(node.func.value, ast.Name)]
+
+
+def defined_with_blank(tree: ast.Module) -> str | None:
+    """The function a code task asks for: a def in the cell whose body holds the blank ____."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Name) and n.id == "____"
+                                                     for n in ast.walk(node)):
+            return node.name
+    return None
 
 
 def filled(lesson: str):
@@ -65,20 +101,19 @@ def filled(lesson: str):
     keep = [] if lesson.startswith("04") else [nbformat.v4.new_code_cell(IMPORTS)]
     for cell in nb.cells:
         mine = lesson.startswith("04") or str(cell.get("id", "")).startswith(f"l{lesson[:2]}-ex")
-        if cell.cell_type != "code" or not mine:
+        tree = _python(cell.source) if cell.cell_type == "code" else None
+        if tree is None or not mine:
             continue
         keep.append(cell)
-        for var, name in MADE.findall(cell.source):
-            names[var] = name
-        blank = BLANK.search(cell.source)
-        defined = DEFINED.search(cell.source)
-        if blank:
-            name = names[blank.group(1)]
-            cell.source = cell.source.replace("____", answers[name], 1)
-            done.append(name)
-        elif defined and "____" in cell.source:
-            cell.source = cell.source.replace("____", answers[defined.group(1)], 1)
-            done.append(defined.group(1))
+        names.update(made(tree))
+        blanks = [var for var, blank in checked(tree) if blank]
+        task = defined_with_blank(tree)
+        for var in blanks:
+            cell.source = cell.source.replace("____", answers[names[var]], 1)
+            done.append(names[var])
+        if task and not blanks:
+            cell.source = cell.source.replace("____", answers[task], 1)
+            done.append(task)
     nb.cells = keep
     return nb, done
 
@@ -99,7 +134,8 @@ def test_filled_lesson_says_correct_everywhere(lesson):
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=300,
                                      resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()
-    checks = [c for c in nb.cells if c.cell_type == "code" and re.search(r"q\d+\.check\(", c.source)]
+    checks = [c for c in nb.cells if c.cell_type == "code" and (tree := _python(c.source)) is not None
+              and checked(tree)]
     assert len(checks) == len(ANSWERS[lesson])
     for cell in checks:
         out = text_of(cell)
@@ -108,3 +144,12 @@ def test_filled_lesson_says_correct_everywhere(lesson):
         last = text_of(nb.cells[-1])
         count = len(ANSWERS[lesson])
         assert re.match(rf"Progress: {count} of \d+ passed, {count} attempted", last), last
+
+
+def test_check_cells_are_found_whatever_their_names():
+    """A check cell is found by what it does, not by a naming pattern (q2b, answer_1, ex)."""
+    tree = _python('%load_ext autograd_lab\nq2b = autograd_lab.exercise("mean_cube", seed=2)\nq2b.check(____)\n'
+                   "ex.check([1, 2])")
+    assert made(tree) == {"q2b": "mean_cube"}
+    assert checked(tree) == [("q2b", True), ("ex", False)]
+    assert defined_with_blank(_python("def fixed_step(h):\n    return ____\n")) == "fixed_step"

@@ -15,11 +15,8 @@ from helpers import Unsummed
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")
 
-NAMES = ["backward_tanh", "backward_sigmoid", "backward_mul", "backward_broadcast_add", "backward_mean",
-         "backward_neuron"]
-CODE = {"backward_tanh": own_backward.TANH, "backward_sigmoid": own_backward.SIGMOID,
-        "backward_mul": own_backward.MUL, "backward_broadcast_add": own_backward.ADD,
-        "backward_mean": own_backward.MEAN, "backward_neuron": own_backward.NEURON}
+NAMES = [task.name for task in own_backward.TASKS]
+CODE = {task.name: task.code for task in own_backward.TASKS}  # the solutions as code
 
 
 def defined(code: str):

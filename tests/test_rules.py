@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from autograd_lab import trace
-from autograd_lab.stepper.rules import RULES, apply_rule, formula
+from autograd_lab.stepper.rules import RULES, apply_rule, formula, op_name
 
 gen = torch.Generator().manual_seed(0)
 x = torch.randn(2, 3, dtype=torch.double, generator=gen, requires_grad=True)
@@ -67,7 +67,18 @@ def test_formula_marks_where_backprop_stops():
     assert "stops" not in text.splitlines()[0]
 
 
+def an_op_without_a_rule():
+    """An element-wise op of torch whose node the rule table does not know (found, not assumed: a
+    rule added for one of them moves the test to the next)."""
+    for op in (torch.nn.functional.softplus, torch.special.erf, torch.asinh, torch.nn.functional.elu,
+               torch.special.i0, torch.atan, torch.nn.functional.gelu, torch.special.expit):
+        if op(x).grad_fn.name() not in RULES:
+            return op
+    pytest.fail("every candidate has a rule: add an op without one to an_op_without_a_rule")
+
+
 def test_other_ops_get_a_generic_sentence():
-    t = trace(torch.nn.functional.softplus(x).sum(), names={})
+    op = an_op_without_a_rule()
+    t = trace(op(x).sum(), names={})
     text = formula(t.steps[1].node, lambda value: None)
-    assert "softplus" in text and "local derivative" in text
+    assert op_name(t.steps[1].name) in text and "local derivative" in text

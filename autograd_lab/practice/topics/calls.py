@@ -25,7 +25,7 @@ def typed_x_grad(name: str, seed, expected: torch.Tensor, setup: str, diagnosers
                   diagnosers=diagnosers, **stated(t, answer_form=W["typed_x_grad"]("answer_form")))
 
 
-@register("weighted_mean_square", W["weighted_mean_square"]["title"], place=40)
+@register("weighted_mean_square", W["weighted_mean_square"]["title"], lesson=4)
 def weighted_mean_square(seed=None) -> Exercise:
     t = W["weighted_mean_square"]
     d = t["diagnoses"]
@@ -49,7 +49,7 @@ def weighted_mean_square(seed=None) -> Exercise:
                     diagnosers=diagnosers, **stated(t))
 
 
-@register("nonscalar_backward", W["nonscalar_backward"]["title"], place=60)
+@register("nonscalar_backward", W["nonscalar_backward"]["title"], lesson=4)
 def nonscalar_backward(seed=None) -> Exercise:
     d = W["nonscalar_backward"]["diagnoses"]
     s = on_x(seed, "y = x**2 + 3 * x\ny.backward(torch.ones_like(y))",
@@ -66,7 +66,7 @@ def nonscalar_backward(seed=None) -> Exercise:
     return typed_x_grad("nonscalar_backward", seed, expected, setup, diagnosers, x_grad=fmt(expected))
 
 
-@register("accumulate", W["accumulate"]["title"], place=70)
+@register("accumulate", W["accumulate"]["title"], lesson=4)
 def accumulate(seed=None) -> Exercise:
     d = W["accumulate"]["diagnoses"]
     s = on_x(seed, "z = (x**2).mean()\nz.backward(retain_graph=True)\nz.backward()",

@@ -63,7 +63,7 @@ def _code(a_op: str, b_op: str, a_first: bool, a: float, b: float, twice: bool) 
     return LEAVES.format(a=a, b=b) + f"{first}\n{second}\ns = u + v\n"
 
 
-@register("engine_order", W["engine_order"]["title"], place=12)
+@register("engine_order", W["engine_order"]["title"], lesson=1)
 def engine_order_exercise(seed=None) -> Exercise:
     t = W["engine_order"]
     d = t["diagnoses"]

@@ -15,7 +15,7 @@ from .common import commented, stated
 W = words_of(__name__)
 
 
-@register("no_requires_grad", W["no_requires_grad"]["title"], place=80)
+@register("no_requires_grad", W["no_requires_grad"]["title"], lesson=4)
 def no_requires_grad(seed=None) -> Exercise:
     t = W["no_requires_grad"]
     d, o = t["diagnoses"], t["options"]
@@ -51,7 +51,7 @@ loss.backward()"""
 STOP_NAMES = ["a", "b", "c", "d", "e", "f", "g", "loss"]
 
 
-@register("where_backprop_stops", W["where_backprop_stops"]["title"], place=90)
+@register("where_backprop_stops", W["where_backprop_stops"]["title"], lesson=4)
 def where_backprop_stops(seed=None) -> Exercise:
     t = W["where_backprop_stops"]
     d = t["diagnoses"]
@@ -82,7 +82,7 @@ d_loss.backward()"""
 PARAMS = ["G.weight", "G.bias", "D.weight", "D.bias"]
 
 
-@register("gan_detach", W["gan_detach"]["title"], place=100)
+@register("gan_detach", W["gan_detach"]["title"], lesson=2)
 def gan_detach(seed=None) -> Exercise:
     t = W["gan_detach"]
     d, notes = t["diagnoses"], t["notes"]
@@ -115,7 +115,7 @@ b = a.clone()        # {first}
 c = a.detach()       # {second}"""
 
 
-@register("detach_vs_clone", W["detach_vs_clone"]["title"], place=110)
+@register("detach_vs_clone", W["detach_vs_clone"]["title"], lesson=3)
 def detach_vs_clone(seed=None) -> Exercise:
     t = W["detach_vs_clone"]
     d = t["diagnoses"]

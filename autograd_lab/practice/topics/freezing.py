@@ -22,7 +22,7 @@ loss.backward()"""
 PARAMS = ["model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"]
 
 
-@register("frozen_grads", W["frozen_grads"]["title"], place=700)
+@register("frozen_grads", W["frozen_grads"]["title"], lesson=7)
 def frozen_grads(seed=None) -> Exercise:
     t = W["frozen_grads"]
     d = t["diagnoses"]
@@ -49,7 +49,7 @@ MODES = {
 MODEL = "torch.manual_seed(0)\nmodel = torch.nn.Linear(2, 1)\nx = torch.randn(3, 2)"
 
 
-@register("which_mode_records", W["which_mode_records"]["title"], place=710)
+@register("which_mode_records", W["which_mode_records"]["title"], lesson=7)
 def which_mode_records(seed=None) -> Exercise:
     t = W["which_mode_records"]
     d = t["diagnoses"]
@@ -74,7 +74,7 @@ MAKES = {
 }
 
 
-@register("target_without_graph", W["target_without_graph"]["title"], place=720)
+@register("target_without_graph", W["target_without_graph"]["title"], lesson=7)
 def target_without_graph(seed=None) -> Exercise:
     t = W["target_without_graph"]
     d = t["diagnoses"]

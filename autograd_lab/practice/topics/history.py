@@ -76,7 +76,7 @@ def growing(code_of) -> set[str]:
     return {n for n in CANDIDATES if nodes(long[n]) > nodes(short[n])}
 
 
-@register("carried_history", W["carried_history"]["title"], place=500)
+@register("carried_history", W["carried_history"]["title"], lesson=5)
 def carried_history(seed=None) -> Exercise:
     t = W["carried_history"]
     d = t["diagnoses"]
@@ -203,7 +203,7 @@ def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
         return Training("", sizes[-1] > sizes[1], clone, True, tuple(sizes)), w.detach().clone()
 
 
-@register("fix_training_step", W["fix_training_step"]["title"], place=510)
+@register("fix_training_step", W["fix_training_step"]["title"], lesson=5)
 def fix_training_step(seed=None) -> CodeExercise:
     t = W["fix_training_step"]
     d = t["diagnoses"]

@@ -13,7 +13,7 @@ from .common import on_x, stated, tensor_pair, x_grad
 W = words_of(__name__)
 
 
-@register("hook_doubles", W["hook_doubles"]["title"], place=800)
+@register("hook_doubles", W["hook_doubles"]["title"], lesson=8)
 def hook_doubles(seed=None) -> Exercise:
     t = W["hook_doubles"]
     d = t["diagnoses"]
@@ -32,7 +32,7 @@ def hook_doubles(seed=None) -> Exercise:
                   diagnosers=diagnosers, **stated(t, hints=[first.format(k=k), then]))
 
 
-@register("retain_grad_and_hook", W["retain_grad_and_hook"]["title"], place=810)
+@register("retain_grad_and_hook", W["retain_grad_and_hook"]["title"], lesson=8)
 def retain_grad_and_hook(seed=None) -> Exercise:
     t = W["retain_grad_and_hook"]
     d = t["diagnoses"]
@@ -67,7 +67,7 @@ loss.backward()"""
 LETTERS = "abcd"
 
 
-@register("exploding_layer", W["exploding_layer"]["title"], place=820)
+@register("exploding_layer", W["exploding_layer"]["title"], lesson=8)
 def exploding_layer(seed=None) -> Exercise:
     t = W["exploding_layer"]
     setup = EXPLODE_CODE.format(bad=t("bad_comment"), back=t("back_comment"))

@@ -55,7 +55,7 @@ def solution_code(name: str, args: str, body: tuple[str, ...], forward_args: str
 
 @dataclass(frozen=True)
 class Task:
-    """One implement-a-backward exercise as data, registered under name at place: the op, the
+    """One implement-a-backward exercise as data, registered under name (lesson 09): the op, the
     exercise's own mistakes (message, wrong backward), the input shapes it is checked on (values
     drawn from span), the solution as a function and as a torch.autograd.Function subclass (the
     function's first line is the signature asked for) and the hints that are code alone. The
@@ -63,7 +63,6 @@ class Task:
     own_backward.toml; the messages are the English ones, translated when the exercise is built."""
 
     name: str
-    place: int
     op: Op
     specific: list[tuple[str, object]]
     shapes: list[tuple]
@@ -106,7 +105,6 @@ class Elementwise:
     (diagnosis at_output) and x used where out is wanted (uses_x)."""
 
     name: str
-    place: int
     local: str
     slope: Callable
 
@@ -121,12 +119,12 @@ class Elementwise:
         op = self.name.removeprefix("backward_")
         fn, d = getattr(torch, op), W[self.name]["diagnoses"]
         specific = [(d["at_output"], _at_output(fn)), (d["uses_x"], lambda g, x, out: self.slope(g, x))]
-        return Task(self.name, self.place, Op(f"torch.{op}(x)", fn, ("x",), lambda inputs, out: (inputs[0], out)),
+        return Task(self.name, Op(f"torch.{op}(x)", fn, ("x",), lambda inputs, out: (inputs[0], out)),
                     specific, ELEMENTWISE, self.code(), (f"return {self.local}",))
 
 
-TANH_OP = Elementwise("backward_tanh", 910, "grad_output * (1 - out**2)", lambda g, v: g * (1 - v**2))
-SIGMOID_OP = Elementwise("backward_sigmoid", 920, "grad_output * out * (1 - out)", lambda g, v: g * v * (1 - v))
+TANH_OP = Elementwise("backward_tanh", "grad_output * (1 - out**2)", lambda g, v: g * (1 - v**2))
+SIGMOID_OP = Elementwise("backward_sigmoid", "grad_output * out * (1 - out)", lambda g, v: g * v * (1 - v))
 TANH, SIGMOID = TANH_OP.code(), SIGMOID_OP.code()
 
 
@@ -138,14 +136,14 @@ def _inputs(inputs, out):
 MUL = solution_code("mul", "x, y", ("return grad_output * y, grad_output * x",), "x, y",
                     ("ctx.save_for_backward(x, y)", "return x * y"),
                     ("x, y = ctx.saved_tensors", "return grad_output * y, grad_output * x"))
-MUL_TASK = Task("backward_mul", 930, Op("x * y", torch.mul, ("x", "y"), _inputs),
+MUL_TASK = Task("backward_mul", Op("x * y", torch.mul, ("x", "y"), _inputs),
                 [(W["backward_mul"]["diagnoses"]["input_itself"], lambda g, x, y: (g * x, g * y))],
                 [((3,), (3,)), ((2, 3), (2, 3)), ((4, 2), (4, 2))], MUL, ("return grad_output * y, grad_output * x",))
 
 ADD = solution_code("add", "x, b", ("return grad_output, grad_output.sum_to_size(*b.shape)",), "x, b",
                     ("ctx.b_shape = b.shape", "return x + b"),
                     ("return grad_output, grad_output.sum_to_size(*ctx.b_shape)",))
-ADD_TASK = Task("backward_broadcast_add", 940, Op("x + b", torch.add, ("x", "b"), _inputs),
+ADD_TASK = Task("backward_broadcast_add", Op("x + b", torch.add, ("x", "b"), _inputs),
                 [(W["backward_broadcast_add"]["diagnoses"]["mean_for_b"],
                   lambda g, x, b: (g, g.reshape(-1, b.shape[-1]).mean(0)))],
                 [((2, 3), (3,)), ((4, 2), (2,)), ((2, 3, 4), (4,))], ADD)
@@ -154,7 +152,7 @@ MEAN = solution_code("mean", "x", ("return grad_output.unsqueeze(1).expand_as(x)
                      ("ctx.x_shape = x.shape", "return x.mean(dim=1)"),
                      ("n = ctx.x_shape[1]", "return grad_output.unsqueeze(1).expand(ctx.x_shape) / n"))
 MEAN_WRONG = W["backward_mean"]["diagnoses"]
-MEAN_TASK = Task("backward_mean", 950, Op("x.mean(dim=1)", lambda x: x.mean(dim=1), ("x",), _inputs),
+MEAN_TASK = Task("backward_mean", Op("x.mean(dim=1)", lambda x: x.mean(dim=1), ("x",), _inputs),
                  [(MEAN_WRONG["no_division"], lambda g, x: g.unsqueeze(1).expand_as(x).clone()),
                   (MEAN_WRONG["numel"], lambda g, x: g.unsqueeze(1).expand_as(x) / x.numel())],
                  [((2, 3),), ((4, 2),), ((2, 3, 4),)], MEAN,
@@ -173,7 +171,7 @@ def _neuron(w, x, b):
 
 NEURON_WRONG = W["backward_neuron"]["diagnoses"]
 NEURON_TASK = Task(
-    "backward_neuron", 960,
+    "backward_neuron",
     Op("torch.tanh((w * x).sum() + b)", _neuron, ("w", "x", "b"), lambda inputs, out: (*inputs, out)),
     [(NEURON_WRONG["no_tanh_factor"], lambda g, w, x, b, out: (g * x, g * w, g)),
      (NEURON_WRONG["pre_activation"],
@@ -185,5 +183,7 @@ NEURON_TASK = Task(
     [((3,), (3,), ()), ((4,), (4,), ()), ((5,), (5,), ())], NEURON,
     ("local = grad_output * (1 - out**2); return local * x, local * w, local",), span=(-1.0, 1.0))
 
-for _task in (TANH_OP.task(), SIGMOID_OP.task(), MUL_TASK, ADD_TASK, MEAN_TASK, NEURON_TASK):
-    register(_task.name, W[_task.name]["title"], _task.place)(_task.build)
+#: every implement-a-backward task, in the order lesson 09 asks for them
+TASKS = (TANH_OP.task(), SIGMOID_OP.task(), MUL_TASK, ADD_TASK, MEAN_TASK, NEURON_TASK)
+for _task in TASKS:
+    register(_task.name, W[_task.name]["title"], lesson=9)(_task.build)

@@ -81,30 +81,30 @@ def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
                                         praise=t("praise").format(rule=rule + per)))
 
 
-@register("mean_square", W["mean_square"]["title"], place=10)
+@register("mean_square", W["mean_square"]["title"], lesson=1)
 def mean_square(seed=None) -> Exercise:
     return _family(variant_values(seed, [1.0, 2.0, 3.0]), 2, "mean", seed=seed,
                    intro=W["mean_square"]("intro"))
 
 
-@register("sum_square", W["sum_square"]["title"], place=20)
+@register("sum_square", W["sum_square"]["title"], lesson=4)
 def sum_square(seed=None) -> Exercise:
     return _family(variant_values(seed, [1.0, 2.0, 3.0]), 2, "sum", seed=seed)
 
 
-@register("mean_cube", W["mean_cube"]["title"], place=30)
+@register("mean_cube", W["mean_cube"]["title"], lesson=4)
 def mean_cube(seed=None) -> Exercise:
     return _family(variant_values(seed, [1.0, 2.0, 3.0]), 3, "mean", seed=seed)
 
 
-@register("mean_square_random", W["mean_square_random"]["title"], place=50)
+@register("mean_square_random", W["mean_square_random"]["title"], lesson=4)
 def mean_square_random(seed=None) -> Exercise:
     seed = learner_seed() if seed is None else int(seed)
     return _family(random_values(seed, 5), 2, "mean", seed=seed,
                    intro=W["mean_square_random"]("intro"))
 
 
-@register("symbolic_mean_square", W["symbolic_mean_square"]["title"], place=120)
+@register("symbolic_mean_square", W["symbolic_mean_square"]["title"], lesson=4)
 def symbolic_mean_square(seed=None) -> Exercise:
     t = W["symbolic_mean_square"]
     n = 3

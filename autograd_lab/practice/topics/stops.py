@@ -55,7 +55,7 @@ def code_for(ways: list[str], values: list[float]) -> str:
     return "\n".join(lines) + "\n" + "".join(before) + "loss = " + " + ".join(terms) + "\nloss.backward()"
 
 
-@register("inputs_get_grad", W["inputs_get_grad"]["title"], place=95)
+@register("inputs_get_grad", W["inputs_get_grad"]["title"], lesson=2)
 def inputs_get_grad(seed=None) -> Exercise:
     t = W["inputs_get_grad"]
     ways = arrangement(seed)

@@ -37,7 +37,7 @@ def _subject(seed) -> tuple[str, str, str]:
     return make, edit, "view(-1)"
 
 
-@register("storage_rows", W["storage_rows"]["title"], place=300)
+@register("storage_rows", W["storage_rows"]["title"], lesson=3)
 def storage_rows(seed=None) -> Exercise:
     t = W["storage_rows"]
     make, edit, view = _subject(seed)

@@ -16,7 +16,7 @@ from .common import on_x, stated, tensor_pair, x_grad
 W = words_of(__name__)
 
 
-@register("vjp_weights", W["vjp_weights"]["title"], place=600)
+@register("vjp_weights", W["vjp_weights"]["title"], lesson=6)
 def vjp_weights(seed=None) -> Exercise:
     t = W["vjp_weights"]
     d = t["diagnoses"]
@@ -37,7 +37,7 @@ def vjp_weights(seed=None) -> Exercise:
 SHAPES = {"a": "(3,)", "b": "(3, 3)", "c": "(1, 3)", "d": "(9,)"}
 
 
-@register("jacobian_shape", W["jacobian_shape"]["title"], place=610)
+@register("jacobian_shape", W["jacobian_shape"]["title"], lesson=6)
 def jacobian_shape(seed=None) -> Exercise:
     t = W["jacobian_shape"]
     d = t["diagnoses"]
@@ -61,7 +61,7 @@ def jacobian_shape(seed=None) -> Exercise:
         **stated(t, question=t("question") + "\n" + ChoiceForm(SHAPES).describe()))
 
 
-@register("grad_vs_backward", W["grad_vs_backward"]["title"], place=620)
+@register("grad_vs_backward", W["grad_vs_backward"]["title"], lesson=6)
 def grad_vs_backward(seed=None) -> Exercise:
     t = W["grad_vs_backward"]
     d = t["diagnoses"]
