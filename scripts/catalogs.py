@@ -153,7 +153,7 @@ def extract(domains: list[str] | None = None) -> None:
             catalog.header_comment = HEADER.format(language=LANGUAGES[code].name, code=code, domain=domain)
             catalog.last_translator = catalog.language_team = "the autograd_lab authors"
             write(code, domain, catalog)
-            print(f"{po_path(code, domain).relative_to(ROOT)}: {len(catalog)} sentences")
+            print(f"{os.path.relpath(po_path(code, domain), ROOT)}: {len(catalog)} sentences")
 
 
 def write(code: str, domain: str, catalog: Catalog) -> None:

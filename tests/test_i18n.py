@@ -133,3 +133,59 @@ def test_chinese_without_a_cjk_font_is_refused_and_changes_nothing(catalogs, mon
     with pytest.raises(LabInputError, match="fonts-noto-cjk"):
         i18n.language("zh")
     assert i18n.language() == "en" and i18n._("Correct.") == "Correct."
+
+
+def test_extract_changes_no_catalog_and_one_new_sentence_is_one_new_entry(catalogs, tmp_path, monkeypatch):
+    """Catalogs without churn: extracting again at the same code rewrites no byte of any catalog, and
+    a sentence added in the middle of a module adds its own entry and changes no other line (no
+    source line numbers, no creation date, no version in the header)."""
+    import difflib
+
+    real = {d: catalogs.po_path("zh", d).read_text(encoding="utf-8") for d in i18n.DOMAINS}
+    target = tmp_path / "zh" / "LC_MESSAGES"
+    target.mkdir(parents=True)
+    for domain, text in real.items():
+        (target / f"{domain}.po").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(catalogs, "LOCALE_DIR", tmp_path)
+    catalogs.extract()
+    assert {d: (target / f"{d}.po").read_text(encoding="utf-8") for d in i18n.DOMAINS} == real, \
+        "extract at this commit changes a catalog: run scripts/catalogs.py extract and commit"
+
+    original = catalogs.template
+    path, line = next(m for m in original("stepper") if m.id).locations[0]
+
+    def with_one_more(domain):
+        made = original(domain)
+        made.add("A sentence added in the middle.", None, [(path, line + 1)])
+        return made
+
+    monkeypatch.setattr(catalogs, "template", with_one_more)
+    catalogs.extract(["stepper"])
+    after = (target / "stepper.po").read_text(encoding="utf-8").splitlines()
+    changes = [op for op in difflib.SequenceMatcher(None, real["stepper"].splitlines(), after).get_opcodes()
+               if op[0] != "equal"]
+    assert len(changes) == 1 and changes[0][0] == "insert", changes
+    inserted = after[changes[0][3]:changes[0][4]]
+    assert sorted(inserted) == sorted(["#: " + path, 'msgid "A sentence added in the middle."', 'msgstr ""', ""])
+
+
+def test_a_language_is_one_table(tmp_path):
+    """What the code knows of a language comes from its table: a third language's words are read
+    as answers, in every language."""
+    from autograd_lab import languages
+
+    text = languages.TABLE.read_text(encoding="utf-8") + (
+        '\n[fr]\nname = "Français"\nyes = ["oui"]\nno = ["non"]\n\n[fr.outcomes]\nerror = ["erreur"]\n')
+    table = languages._read(text)
+    assert table["fr"].name == "Français" and table["fr"].font is None
+    assert table["fr"].outcomes == {"error": ("erreur",)}
+    assert table["zh"].font is not None and table["zh"].font.install.startswith("apt-get")
+
+
+def test_every_outcome_a_learner_may_type_is_one_the_storage_lab_gives():
+    from autograd_lab import languages
+    from autograd_lab.storage.experiments import OUTCOMES
+
+    assert {o for lang in languages.LANGUAGES.values() for o in lang.outcomes} == set(OUTCOMES)
+    for lang in languages.LANGUAGES.values():
+        assert lang.yes and lang.no and set(lang.outcomes) == set(OUTCOMES), lang.code
