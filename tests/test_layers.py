@@ -1,11 +1,12 @@
-"""The layering of the package, checked on the source: imports only flow downward.
+"""The layering of the package: imports only flow downward.
 
 model (torch, stdlib, numpy, networkx, sympy) < rendering (+ matplotlib) < front ends (+ ipywidgets,
-IPython) < package face (__init__). A module's layer is read from its file name (faces, draw,
-picture, text, fonts: rendering; view, display, magics: front end), which import-linter cannot express;
-its contracts in pyproject.toml (no cycles, layers inside each room) run in `make lint`, and the
-last test here checks that they bite."""
+IPython) < package face (__init__). Each module's layer is declared in import-linter's contracts in
+pyproject.toml (the rendering and front-end modules by name; every other module is the model),
+which run in `make lint`; the tests here check that they bite, and that the package imports nothing
+but the standard library and its declared dependencies."""
 import ast
+import re
 import os
 import shutil
 import subprocess
@@ -15,23 +16,17 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "autograd_lab"
-FRONT = {"display.py", "magics.py", "magic_spec.py"}  # and every *view.py
-RENDERING = {"draw.py", "picture.py", "text.py", "faces.py", "fonts.py"}
-LEVEL = {"model": 0, "rendering": 1, "front": 2, "face": 3}
-THIRD_PARTY = {
-    "torch": "model", "wcwidth": "model", "numpy": "model", "networkx": "model", "sympy": "model",
-    "matplotlib": "rendering", "PIL": "rendering", "ipywidgets": "front", "IPython": "front",
-}
+# the import name of each declared dependency that is not spelled as its package
+IMPORT_NAME = {"pillow": "PIL", "ipython": "IPython"}
 
 
-def layer_of(path: Path) -> str:
-    if path == PACKAGE / "__init__.py":
-        return "face"
-    if path.name in FRONT or path.name.endswith("view.py"):
-        return "front"
-    if path.name in RENDERING or path.stem.startswith("draw_") or path.name.endswith("_faces.py"):
-        return "rendering"
-    return "model"
+def dependencies() -> set[str]:
+    """The import names of the dependencies pyproject.toml declares."""
+    import tomllib
+
+    declared = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].strip().lower() for d in declared}
+    return {IMPORT_NAME.get(n, n) for n in names}
 
 
 def module_path(name: str) -> Path | None:
@@ -74,23 +69,13 @@ SOURCES = sorted(p for p in PACKAGE.rglob("*.py"))
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_imports_flow_downward(path):
-    mine = LEVEL[layer_of(path)]
+def test_imports_are_the_standard_library_or_declared_dependencies(path):
+    allowed = dependencies()
     for lineno, name in imports(path):
         top = name.split(".")[0]
-        if top == "autograd_lab":
-            target = module_path(name) or module_path(name.rsplit(".", 1)[0])
-            if target is None or (target.name == "__init__.py" and target != PACKAGE / "__init__.py"):
-                continue  # a room's __init__ holds only its docstring
-            theirs = LEVEL[layer_of(target)]
-        elif top in THIRD_PARTY:
-            theirs = LEVEL[THIRD_PARTY[top]]
-        elif top in sys.stdlib_module_names or top == "__future__":
+        if top == "autograd_lab" or top in sys.stdlib_module_names or top == "__future__":
             continue
-        else:
-            pytest.fail(f"{path.name}:{lineno} imports {name}, which is neither stdlib nor an allowed dependency")
-        where = f"{path.relative_to(PACKAGE)}:{lineno} ({layer_of(path)})"
-        assert theirs <= mine, f"{where} imports {name} from a higher layer"
+        assert top in allowed, f"{path.name}:{lineno} imports {name}, which is neither stdlib nor a declared dependency"
 
 
 def test_rooms_have_no_code_in_their_init():
@@ -109,35 +94,38 @@ def test_only_the_graph_module_walks_next_functions():
     assert readers and all(r.startswith("graph.py:") for r in readers), readers
 
 
-def test_import_contracts_bite(tmp_path):
-    """A copy of the package with a cycle (graph -> stepper.view -> ... -> graph) breaks the contracts."""
-    lint = Path(sys.executable).with_name("lint-imports")
-    if not lint.exists():
+# (module to edit, the import added to it): each breaks one layer contract
+UPWARD = [
+    ("graph.py", "from autograd_lab.stepper import view"),  # a cycle, and the model above a front end
+    ("storage/experiments.py", "import ipywidgets"),  # the model importing a front-end library
+    ("practice/checking.py", "from autograd_lab.practice import faces"),  # the model above the rendering
+    ("stepper/draw.py", "from autograd_lab.stepper import view"),  # the rendering above a front end
+]
+
+
+@pytest.fixture(scope="module")
+def lint():
+    found = Path(sys.executable).with_name("lint-imports")
+    if not found.exists():
         pytest.skip("import-linter is not installed in this environment (make test installs it)")
-    root = PACKAGE.parent
+    return found
+
+
+def run_lint(lint, root: Path):
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([str(lint), "--no-cache"], cwd=root, env=env, capture_output=True, text=True)
+
+
+def test_import_contracts_hold(lint):
+    assert run_lint(lint, PACKAGE.parent).returncode == 0
+
+
+@pytest.mark.parametrize(("module", "line"), UPWARD, ids=[m for m, _ in UPWARD])
+def test_import_contracts_bite(lint, tmp_path, module, line):
+    """A copy of the package with one import that flows upward breaks the contracts."""
     shutil.copytree(PACKAGE, tmp_path / "autograd_lab", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-
-    def run():
-        return subprocess.run([str(lint), "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True)
-
-    assert run().returncode == 0
-    with open(tmp_path / "autograd_lab" / "graph.py", "a") as f:
-        f.write("\nfrom autograd_lab.stepper import view  # noqa\n")
-    broken = run()
+    shutil.copy(PACKAGE.parent / "pyproject.toml", tmp_path / "pyproject.toml")
+    with open(tmp_path / "autograd_lab" / module, "a") as f:
+        f.write(f"\n{line}  # noqa\n")
+    broken = run_lint(lint, tmp_path)
     assert broken.returncode != 0 and "BROKEN" in broken.stdout
-
-
-def test_layering_test_bites(tmp_path):
-    """A model module that imports ipywidgets is caught."""
-    assert LEVEL[layer_of(PACKAGE / "graph.py")] < LEVEL[THIRD_PARTY["ipywidgets"]]
-    assert layer_of(PACKAGE / "stepper" / "view.py") == "front"
-
-
-def test_no_module_is_over_250_lines():
-    """A newcomer reads a module in one sitting: one that grows past 250 lines is split by what its
-    parts are."""
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 250}
-    assert not long, f"modules over 250 lines: {long}"
