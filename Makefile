@@ -6,16 +6,22 @@ STAMP  := $(VENV)/.installed
 # jupyter refuses to run as root unless told; CI and these machines run as root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-fast test-unit test-lessons lint lessons bench clean classroom classroom-env bench-classroom catalogs
+.PHONY: lab test test-fast test-unit test-lessons lint lessons derived bench clean classroom classroom-env bench-classroom catalogs
 
-# The Chinese catalogs, compiled from their .po files with Babel (scripts/catalogs.py); `make lab
-# AUTOGRAD_LAB_LANG=zh` opens the Chinese course.
+# The catalogs of every language but English, compiled from their .po files with Babel's own
+# command line; `make lab AUTOGRAD_LAB_LANG=zh` opens the course of that language (notebooks/zh/).
 PO := $(wildcard autograd_lab/locale/*/LC_MESSAGES/*.po)
 MO := $(PO:.po=.mo)
 AUTOGRAD_LAB_LANG ?= en
 # Tests and stored lessons are in English unless a lesson asks for Chinese itself.
 EN := AUTOGRAD_LAB_LANG=en
-COURSE := $(if $(filter zh%,$(AUTOGRAD_LAB_LANG)),zh/,)
+# the language's code (zh for zh_CN or zh-Hans), and its course's folder: notebooks/<code>/, none for English
+LANG_CODE := $(firstword $(subst _, ,$(subst -, ,$(AUTOGRAD_LAB_LANG))))
+COURSE := $(if $(filter-out en,$(LANG_CODE)),$(LANG_CODE)/,)
+# Tests in parallel on every core (pytest-xdist); the tests that start kernels, servers or a browser
+# share one worker and run one after the other (their xdist group, tests/conftest.py).
+PARALLEL := -n auto --dist loadgroup
+LESSONS := notebooks/*.ipynb notebooks/teachers/*.ipynb notebooks/*/[0-9]*.ipynb notebooks/*/teachers/*.ipynb
 
 # A class on one server (classroom/): JupyterHub in its own venv, its proxy from npm in
 # classroom/node_modules, jupyterhub-singleuser in .venv (the learners' servers run there, with the lab).
@@ -57,24 +63,26 @@ lint: $(STAMP)
 
 test: lint $(MO) $(GRADERS)/.installed
 	-@$(MAKE) --no-print-directory classroom-env || echo "classroom: hub or proxy not installed; tests/test_classroom.py will skip"
-	$(EN) $(BIN)/python -m pytest tests
+	$(EN) $(BIN)/python -m pytest $(PARALLEL) tests
 	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
-	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb \
-		notebooks/zh/*.ipynb notebooks/zh/teachers/*.ipynb
+	$(MAKE) --no-print-directory test-lessons
 
 # The edit-test loop: linters and unit tests, no browser, no lessons.
 test-fast: lint $(MO)
-	$(EN) $(BIN)/python -m pytest tests -m "not browser"
+	$(EN) $(BIN)/python -m pytest $(PARALLEL) tests -m "not browser"
 	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 
 test-unit: $(STAMP) $(MO)
-	$(EN) $(BIN)/python -m pytest tests -m "not browser"
+	$(EN) $(BIN)/python -m pytest $(PARALLEL) tests -m "not browser"
 
+# Each notebook runs in one kernel on one worker (--dist loadfile), its cells in order.
 test-lessons: $(STAMP) $(MO)
-	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb notebooks/teachers/*.ipynb \
-		notebooks/zh/*.ipynb notebooks/zh/teachers/*.ipynb
+	$(EN) $(BIN)/python -m pytest -p no:cacheprovider -n auto --dist loadfile --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg $(LESSONS)
+
+# The files derived from the code and the lessons (the bank's order, the README exercise tables).
+derived: $(STAMP) $(MO)
+	$(EN) $(BIN)/python scripts/derived.py
 
 # Re-run the lessons and store their outputs (after changing the lab or a lesson).
 lessons: $(STAMP) $(MO)

@@ -108,6 +108,36 @@ def test_chinese_figure_has_every_glyph(zh):
     assert buffer.getvalue()[:4] == b"\x89PNG"
 
 
+def test_a_font_installed_after_matplotlibs_cache_draws_bold_text_without_a_word(zh, monkeypatch, caplog):
+    """matplotlib's font cache may predate the font (installed after it was built): the lab adds
+    every file of the family, bold included, so that bold text logs no "findfont" warning (it would
+    reach a lesson's stderr and fail strict nbval)."""
+    import logging
+
+    from matplotlib import font_manager
+    from matplotlib.figure import Figure
+
+    from autograd_lab import fonts
+    from autograd_lab.languages import LANGUAGES
+
+    family = LANGUAGES["zh"].font.family
+    monkeypatch.setattr(font_manager.fontManager, "ttflist",
+                        [f for f in font_manager.fontManager.ttflist if f.name != family])
+    monkeypatch.setattr(fonts, "_found", set())
+    font_manager.fontManager._findfont_cached.cache_clear()
+
+    @fonts.figure_text
+    def build():
+        fig = Figure(figsize=(2, 1))
+        fig.add_subplot().set_title("反向传播 x.grad", fontweight="bold")
+        return fig
+
+    with caplog.at_level(logging.WARNING, logger="matplotlib"):
+        build().savefig(io.BytesIO(), format="png")
+    font_manager.fontManager._findfont_cached.cache_clear()
+    assert [r.getMessage() for r in caplog.records] == []
+
+
 def test_english_is_the_default_in_tests():
     assert i18n.language() == "en"
     assert re.fullmatch(r"[ -~]+", i18n._("Correct."))
