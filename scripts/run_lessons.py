@@ -9,7 +9,9 @@ and HTML faces, picture included.
     .venv/bin/python scripts/run_lessons.py                    # every notebook under notebooks/
     .venv/bin/python scripts/run_lessons.py notebooks/01_*.ipynb notebooks/teachers/solutions.ipynb
 """
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -50,5 +52,6 @@ def lessons(root: Path = ROOT / "notebooks") -> list[Path]:
 
 if __name__ == "__main__":
     paths = [Path(p).resolve() for p in sys.argv[1:]] or lessons()
-    for p in paths:
-        run(p)
+    # one kernel per notebook, as many at once as there are cores (each lesson is run on its own)
+    with ProcessPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
+        list(pool.map(run, paths))

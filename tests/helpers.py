@@ -1,7 +1,6 @@
 """Shared test helpers: what the learner owns and whether anything of it changed, the widgets' controls,
 whether a face speaks Chinese, the exercises' answers, and small graphs several tests build."""
 import html
-import importlib
 import re
 
 import torch
