@@ -12,7 +12,7 @@ import torch
 import wcwidth
 
 from .i18n import _
-from .tensors import LOST, Summary
+from .tensors import Summary
 
 DECIMALS = 4
 
@@ -30,11 +30,6 @@ def number(v: float, decimals: int = DECIMALS) -> str:
     return "0." + "0" * decimals if text == "-0." + "0" * decimals else text
 
 
-def lost() -> str:
-    """What the lab says of a big gradient it could not read back (tensors.LOST)."""
-    return _("not kept: the tensors of this graph changed after it was recorded; record it again")
-
-
 def fmt(value: Any, limit: int = 8, decimals: int = DECIMALS) -> str:
     """A value as one short line: tensors like PyTorch prints them (4 decimals), big ones summarised.
 
@@ -45,8 +40,6 @@ def fmt(value: Any, limit: int = 8, decimals: int = DECIMALS) -> str:
         return "None"
     if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):  # a numpy array
         value = torch.as_tensor(value)
-    if value is LOST:
-        return "<" + lost() + ">"
     if isinstance(value, Summary):
         shape = "x".join(str(s) for s in value.shape)
         return f"<{shape} {_dtype(value.dtype)}, norm {number(value.norm, decimals)}>"

@@ -32,6 +32,11 @@ class Summary:
         # tensor operations as it can: each costs a few microseconds, more than the arithmetic.
         if t.requires_grad:
             t = t.detach()
+        device = "cpu" if t.is_cpu else str(t.device)
+        if t.layout is not torch.strided:  # a sparse gradient (Embedding(sparse=True)): its stored values
+            values = (t.coalesce() if t.layout is torch.sparse_coo else t).values()
+            norm = float(torch.linalg.vector_norm(values)) if values.numel() and values.is_floating_point() else 0.0
+            return cls(tuple(t.shape), t.dtype, device, norm, ())
         floating, complex_ = t.is_floating_point(), t.is_complex()
         # no reshape of the whole tensor: that would copy every non-contiguous gradient
         norm = float(torch.linalg.vector_norm(t)) if (floating or complex_) and t.numel() else 0.0
@@ -47,7 +52,7 @@ class Summary:
         else:
             row = t[(0,) * (t.dim() - 1)] if t.dim() > 1 and t.shape[-1] >= count else t.reshape(-1)
             first = tuple(float(v) for v in row[:count].tolist())
-        return cls(shape, t.dtype, "cpu" if t.is_cpu else str(t.device), norm, first)
+        return cls(shape, t.dtype, device, norm, first)
 
     @property
     def numel(self) -> int:
@@ -55,19 +60,6 @@ class Summary:
         for s in self.shape:
             n *= s
         return n
-
-
-class Lost:
-    """In a recording, a big gradient that was to be summarised when a learner first looked at it,
-    and could not be: the graph changed after the recording (stepper/later.py says how)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "LOST"
-
-
-LOST = Lost()
 
 
 def keep(value: Any, limit: int | None = KEEP_WHOLE) -> Any:

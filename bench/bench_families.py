@@ -21,9 +21,8 @@ Goals (issue 17): trace within 1.15x of the floor; trace <= 2.0x plain where nod
 GRU, loop), <= 1.3x where the engine's own work dominates (conv, transformer); opening under 0.5 s
 up to 1,000 nodes and under 1 s at 10,000; clicks median < 30 ms, p95 < 150 ms, worst < 300 ms back
 to back, and median < 30 ms, p95 < 150 ms at a learner's pace.
-One RESULT line per family (BENCH_FAMILIES=gru,conv measures only those). Also printed: the first
-look at every value of a fresh trace, which runs the backward again where the recording left its
-big gradients to be read later (stepper/later.py)."""
+One RESULT line per family (BENCH_FAMILIES=gru,conv measures only those). Every value a step shows
+comes from the recording's one run (big gradients are summarised in it)."""
 from __future__ import annotations
 
 import gc
@@ -35,7 +34,6 @@ import torch
 
 import autograd_lab
 from autograd_lab.graph import snapshot, walk
-from autograd_lab.stepper.registry import TorchRegistration, install
 
 import families
 
@@ -73,8 +71,7 @@ def bare_hooks(leaves, loss):
         was = gc.isenabled()
         gc.disable()
         try:
-            with TorchRegistration():  # torch's own registration, as the trace registers its hooks
-                handles = [fn.register_hook(hook) for fn, _ in walk(loss)]
+            handles = [fn.register_hook(hook) for fn, _ in walk(loss)]
             try:
                 torch.autograd.backward(loss, retain_graph=True)
             finally:
@@ -95,31 +92,15 @@ def percentile(values, q: float) -> float:
 
 
 def recording(leaves, loss, repeat: int) -> dict[str, float]:
-    """The three candidates in turns, and the first look at a recording that left its big gradients
-    to be read later (later.py): reading every step's values once, which runs the backward again.
-    A trace is dropped after its round and the collector run (untimed), as a learner's trace is
-    forgotten: one still alive would be read before the next backward (registry.settle), and
-    that second run would land in another candidate's time."""
+    """The three candidates in turns; a trace is dropped after its round and the collector run
+    (untimed), as a learner's trace is forgotten."""
     times = common.side_by_side({
         "plain": plain_grad(leaves, loss),
         "floor": bare_hooks(leaves, loss),
         "trace": common.fresh(leaves, lambda: autograd_lab.trace(loss, names={})),
     }, repeat=repeat, tidy=gc.collect)
     result = {k: common.median(v) for k, v in times.items()}
-    result["first look"] = common.median([first_look(loss) for _ in range(repeat)])
     return result
-
-
-def first_look(loss) -> float:
-    """The time of the first reading of every value of a fresh trace (the trace itself untimed)."""
-    steps = autograd_lab.trace(loss, names={}).steps
-    start = time.perf_counter()
-    for step in steps:
-        step.grad_outputs  # noqa: B018 -- read: a value left for later is read here
-    took = time.perf_counter() - start
-    del steps
-    gc.collect()
-    return took
 
 
 def opening(leaves, loss, repeat: int) -> tuple[float, float, dict[str, float]]:
@@ -173,8 +154,7 @@ def measure(family: families.Family) -> str:
     print(f"  recording (median of {family.repeat}): plain grad {common.ms(rec['plain'])}, bare-hook floor "
           f"{common.ms(rec['floor'])} ({rec['floor'] / rec['plain']:.2f}x plain), trace {common.ms(rec['trace'])}: "
           f"{vs_plain:.2f}x plain, {vs_floor:.2f}x floor; {(rec['trace'] - rec['floor']) / nodes * 1e6:.1f} us "
-          f"per node above the floor; the first look at every value {common.ms(rec['first look'])} "
-          f"({rec['first look'] / rec['plain']:.2f}x plain)")
+          f"per node above the floor")
     gc.collect()
     opened, plain, parts = opening(leaves, loss, family.open_repeat)
     open_goal = 0.5 if nodes < 5000 else 1.0  # the goals: 1,000 nodes in 0.5 s, 10,000 in 1 s
@@ -196,7 +176,6 @@ def measure(family: families.Family) -> str:
         (f"{key}_trace_vs_floor", vs_floor, GOAL_FLOOR),
         (f"{key}_trace_vs_plain", vs_plain, family.goal_plain),
         (f"{key}_floor_vs_plain", rec["floor"] / rec["plain"], None),
-        (f"{key}_first_look_vs_plain", rec["first look"] / rec["plain"], None),
         (f"{key}_open_s", opened, open_goal),
         (f"{key}_open_vs_plain", opened / plain, None),
         (f"{key}_click_median_ms", med * 1e3, GOAL_MEDIAN_MS),
@@ -207,9 +186,6 @@ def measure(family: families.Family) -> str:
 
 def main():
     print(common.machine())
-    # as %load_ext does at the top of a notebook: the lab's registry is in place before the models
-    # are built, so their nodes are known to carry no hook of the learner's (registry.py)
-    install()
     start = time.perf_counter()
     chosen = os.environ.get("BENCH_FAMILIES", "")  # e.g. BENCH_FAMILIES=gru,conv: only those
     lines = [measure(f) for f in families.FAMILIES if not chosen or f.key in chosen.split(",")]

@@ -13,7 +13,6 @@ import common
 import torch
 
 import autograd_lab
-from autograd_lab.stepper.registry import install
 
 
 def measure(label: str, model, loss, repeat: int) -> float:
@@ -31,7 +30,6 @@ def measure(label: str, model, loss, repeat: int) -> float:
 
 def main():
     print(common.machine())
-    install()  # as %load_ext does before a notebook builds its models (stepper/registry.py)
     model, loss = common.mlp(120)
     mlp = measure("(a) MLP 120 x Linear(64)+Tanh, batch 32", model, loss, repeat=21)
     model, loss = common.transformer(layers=2, d_model=256, seq=64, batch=8)

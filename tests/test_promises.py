@@ -536,3 +536,88 @@ def test_load_ext_wraps_torchs_methods_and_unload_ext_puts_them_back(ip):
     assert torch.autograd.Function._register_hook is registry._TORCH_NODE_REGISTER
     ip.run_line_magic("load_ext", "autograd_lab")
     assert STATE.installed and torch.Tensor.retain_grad is registry._retain_grad
+
+
+# torch's engine entry points are never replaced: every value a recording shows comes from its one run
+ENTRY_POINTS = [(torch.autograd, "backward"), (torch.autograd, "grad"), (torch.Tensor, "backward")]
+
+
+def test_the_lab_never_replaces_backward_or_grad(ip):
+    ip.run_line_magic("unload_ext", "autograd_lab")
+    before = [getattr(owner, name) for owner, name in ENTRY_POINTS]
+    ip.run_line_magic("load_ext", "autograd_lab")
+    x = leaf(1., 2.)
+    y = x.exp()
+    y.retain_grad()
+    al.trace(y.sum(), names={})
+    repr(al.step(y.sum(), names={}))
+    assert [getattr(owner, name) for owner, name in ENTRY_POINTS] == before
+
+
+def test_another_tools_patch_of_torch_survives_unload_ext(ip):
+    own_backward, own_register = torch.autograd.backward, torch.Tensor.register_hook
+
+    def backward(*args, **kwargs):
+        return own_backward(*args, **kwargs)
+
+    def register_hook(self, hook):
+        return own_register(self, hook)
+
+    torch.autograd.backward, torch.Tensor.register_hook = backward, register_hook
+    try:
+        ip.run_line_magic("unload_ext", "autograd_lab")
+        assert torch.autograd.backward is backward and torch.Tensor.register_hook is register_hook
+    finally:
+        torch.autograd.backward, torch.Tensor.register_hook = own_backward, own_register
+        ip.run_line_magic("load_ext", "autograd_lab")
+
+
+def test_torchscript_of_a_function_that_calls_grad_works_after_load_ext(ip):
+    def first_grad(y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        g = torch.autograd.grad([y.sum()], [x])[0]
+        assert g is not None
+        return g
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript says it is deprecated
+        warnings.simplefilter("ignore", FutureWarning)
+        scripted = torch.jit.script(first_grad)
+    x = leaf(1., 2.)
+    assert scripted(x * 3, x).tolist() == [3., 3.]
+
+
+def test_reloading_the_recording_leaves_the_learners_backward_working():
+    """In a process of its own: a reload rebinds the module's classes for the rest of the process."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, torch, autograd_lab\n"
+            "from autograd_lab.stepper import registry, trace as recording\n"
+            "x = torch.tensor([1., 2.], requires_grad=True)\n"
+            "recording.trace((x * x).sum(), names={})\n"
+            "importlib.reload(registry)\n"
+            "importlib.reload(recording)\n"
+            "(x * 2).sum().backward()\n"
+            "print(x.grad.tolist(), recording.trace((x * x).sum(), names={}).grad(x).tolist(), x.grad.tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[2.0, 2.0] [2.0, 4.0] [2.0, 2.0]" and out.stderr == "", out.stderr
+
+
+def test_without_the_private_names_it_wraps_the_lab_still_loads_and_records():
+    """A torch without _HookMixin or _CheckpointFrame (private, may move): the registry leaves those
+    wrappers out, and recordings probe every node and search every graph instead."""
+    import subprocess
+    import sys
+
+    code = ("import torch, torch.autograd.function as f, torch.utils.checkpoint as c\n"
+            "del f._HookMixin, c._CheckpointFrame\n"
+            "import autograd_lab\n"
+            "from autograd_lab.stepper import registry\n"
+            "registry.install()\n"
+            "x = torch.tensor([1., 2.], requires_grad=True)\n"
+            "y = x * 3\n"
+            "h = y.grad_fn.register_prehook(lambda g: (g[0] * 10,))\n"
+            "t = autograd_lab.trace(y.sum(), names={'x': x})\n"
+            "print(registry.SEES_NODE_HOOKS, t.grad(x).tolist(), x.grad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False [30.0, 30.0] None" and out.stderr == "", out.stderr

@@ -279,3 +279,35 @@ def test_ready_sets_are_replayed_only_as_far_as_a_step_is_looked_at():
     assert [n.name for n in t.steps[0].ready] == ["SumBackward0"]
     assert len(t._ready.sets) == 1  # opening the walk replays one step, not 52
     assert t.steps[10].ready == t.ready_sets()[10] and len(t.ready_sets()) == len(t.steps) == 52
+
+
+def test_big_gradients_are_summarised_in_the_one_run_and_an_edit_afterwards_changes_nothing_shown():
+    """Every value a step shows comes from the recording's run: a .data edit of a tensor the graph
+    saved, made after the recording, does not change what the steps show (the engine sent 0.5 per
+    entry on from DivBackward0); and each summary's norm is the norm of what torch computes."""
+    from autograd_lab.tensors import Summary
+
+    torch.manual_seed(0)
+    x = torch.randn(5000, requires_grad=True)
+    c = torch.full((5000,), 2.)
+    z = (x * c / c).sum()
+    t = trace(z, names={})
+    c.data.fill_(4.)
+    div = next(s for s in t.steps if s.name == "DivBackward0")
+    sent = div.grad_inputs[0]
+    assert isinstance(sent, Summary) and sent.first == (0.5, 0.5, 0.5, 0.5)
+    assert abs(sent.norm - float(torch.full((5000,), 0.5).norm())) < 1e-3
+    assert x.grad is None
+
+
+def test_a_sparse_embedding_graph_shows_its_big_gradients():
+    emb = torch.nn.Embedding(3000, 8, sparse=True)
+    idx = torch.arange(0, 3000, 3)
+    z = emb(idx).pow(2).sum()
+    t = trace(z, names={})
+    want = torch.autograd.grad(emb(idx).pow(2).sum(), emb.weight)[0].to_dense()
+    got = t.grad(emb.weight)
+    got = got.to_dense() if isinstance(got, torch.Tensor) and got.layout != torch.strided else got
+    torch.testing.assert_close(got, want)
+    assert all("not kept" not in repr(s.grad_outputs) for s in t.steps)
+    assert emb.weight.grad is None

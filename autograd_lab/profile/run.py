@@ -12,7 +12,6 @@ import torch
 from ..errors import LabInputError
 from ..i18n import _
 from ..names import learner_tensors
-from ..stepper.registry import settle
 from . import measure as m
 from .records import Profile, StepRecord
 from .verdict import judge
@@ -62,7 +61,6 @@ def profile_steps(step_fn, steps: int = 20, warmup: int = 2, *, watch=None, para
         raise LabInputError(_("profile_backward needs a function that runs one step and returns the loss. "
                               "Type: profile_backward(lambda: model(x).pow(2).mean(), steps=20)"))
     check(steps, warmup, budget)
-    settle()  # a recording's values owed for later are read now, not inside a measured backward
     watch = watch or m.closure_watch(step_fn)
     prof = Profile([], retain_graph=retain_graph, anomaly=torch.is_anomaly_enabled(), planned=warmup + steps)
     before: dict[str, object] = {}

@@ -18,10 +18,9 @@ from itertools import compress
 import torch
 
 from ..graph import Graph
-from .registry import STATE, install, uninstall
+from .registry import SEES_FRAMES, SEES_NODE_HOOKS, STATE, install, uninstall
 
 __all__ = ["Found", "SetAside", "install", "kept_buffers", "put_back", "uninstall"]
-REENTRANT = "CheckpointFunctionBackward"
 
 
 class Found:
@@ -42,15 +41,16 @@ class Found:
             self.hooked = [t for t in hooked if (t.grad_fn in fns if t.grad_fn is not None else id(t) in leaves)]
         self.checkpoint = _checkpointed(graph)
         self.modules = _modules() if self.checkpoint else []
-        # a node hook registered since the lab was installed, still in place somewhere
-        self.probe_all = any(STATE.node_hooks)
+        # a node hook registered since the lab was installed, still in place somewhere (or no way
+        # to know: torch without the private name the registry wraps)
+        self.probe_all = not SEES_NODE_HOOKS or any(STATE.node_hooks)
 
 
 def _checkpointed(graph: Graph) -> bool:
     """Whether a value the graph saved is held by a live non-reentrant checkpoint (reading it, or
     running backward, runs that checkpoint's forward again). Looked for only while a checkpoint
     frame is alive anywhere, which the registry knows without a scan."""
-    if not any(True for _ in STATE.frames):
+    if SEES_FRAMES and not any(True for _ in STATE.frames):
         return False
     for fn in graph.fns:
         for attr in _raw_attrs(fn):

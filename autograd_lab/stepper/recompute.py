@@ -21,7 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from torch.utils.checkpoint import _CheckpointFrame, _Holder
+import torch.utils.checkpoint
+
+# private in torch: without them the stepper cannot tell where a checkpoint ran its forward again,
+# and says nothing of it (the recording itself does not need them)
+_CheckpointFrame = getattr(torch.utils.checkpoint, "_CheckpointFrame", None)
+_Holder = getattr(torch.utils.checkpoint, "_Holder", None)
 
 from ..i18n import _
 from ..names import name_in
@@ -82,12 +87,9 @@ def _frames_alive(trace: Any) -> bool:
     told = getattr(trace, "checkpointed", None)
     if told is not None:
         return bool(told)
-    try:
-        from .registry import STATE
-    except ImportError:
-        return True
-    frames = getattr(STATE, "frames", None)
-    return frames is None or any(True for _ in frames)
+    from .registry import SEES_FRAMES, STATE
+
+    return not SEES_FRAMES or any(True for _ in STATE.frames)
 
 
 def packed_holders(nodes: Sequence) -> dict[Any, list[tuple[Any, Any]]]:
@@ -103,7 +105,7 @@ def packed_holders(nodes: Sequence) -> dict[Any, list[tuple[Any, Any]]]:
                 packed = saved.data
             except RuntimeError:  # released by a backward: nothing can be told
                 continue
-            if isinstance(packed, _Holder):
+            if _Holder is not None and isinstance(packed, _Holder):
                 out.setdefault(node.fn, []).append(_frame(hook))
     return out
 
@@ -149,7 +151,7 @@ def _raw_saved(fn: Any) -> list:
 def _frame(hook: Any) -> tuple[Any, Any]:
     """(a key that is the same for every holder of one checkpoint, its frame or None): the
     checkpoint's unpack hook is one function per checkpoint, closing over its frame."""
-    frame = closure_value(hook, _CheckpointFrame)
+    frame = closure_value(hook, _CheckpointFrame) if _CheckpointFrame is not None else None
     return (frame, frame) if frame is not None else (hook, None)
 
 

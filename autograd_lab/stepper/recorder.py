@@ -2,9 +2,8 @@
 the order the engine ran them. This runs once per node of the learner's graph, so it does as little
 as it can: values are kept as the engine gave them (references), big ones as summaries so that the
 memory a recording holds stays bounded, and copies only where the learner's hooks may edit a value
-later (a hook that edits a gradient in place must not rewrite what earlier steps showed). When the
-run can be made again exactly (later.py), a big gradient is not even summarised: its place holds
-LATER, and the first look at that step reads it from a second run."""
+later (a hook that edits a gradient in place must not rewrite what earlier steps showed). Every
+value a step shows comes from this one run: there is no second run to read a value later."""
 from __future__ import annotations
 
 from operator import methodcaller
@@ -19,23 +18,9 @@ _current_node = torch._C._current_autograd_node  # the node the engine is runnin
 _sequence_nr = methodcaller("_sequence_nr")
 
 
-class _Later:
-    """The place of a big gradient in a recording that reads it when a learner first looks."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "LATER"
-
-
-LATER = _Later()
-
-
 class Recorder:
     """order: (node fn, grad_outputs, grad_inputs) per step, in the engine's order. copying: set
-    before the run when the learner has hooks on the graph. later: set before the run when the run
-    can be made again (later.py); then big gradients are left as LATER, and owed lists the steps
-    (0-based) that hold one. hook: the one post-hook registered on
+    before the run when the learner has hooks on the graph. hook: the one post-hook registered on
     every node of graph; it asks the engine which node is running (torch._C._current_autograd_node)
     only when it needs the node, so that registering costs no closure per node.
 
@@ -54,13 +39,10 @@ class Recorder:
     def __init__(self, graph):
         self.order: list = []
         self.copying = [False]
-        self.later = [False]
-        self.owed: list[int] = []
         # A big gradient sent on to a node with no other sender arrives there as the same tensor:
         # its summary is made once. Held only until that node runs (the engine holds it till then).
         sent: dict = {}
         append, copying, node_of, running = self.order.append, self.copying, graph.node_of, _current_node
-        later, owe, order = self.later, self.owed.append, self.order
 
         def hook(grad_inputs, grad_outputs):
             fn = running()
@@ -72,22 +54,13 @@ class Recorder:
             else:
                 for g in grad_outputs + grad_inputs:  # the size check inline: most nodes have none
                     if g is not None and g.numel() > KEEP_WHOLE:
-                        if type(fn) is ACCUMULATOR:
-                            pass
-                        elif later[0]:
-                            owe(len(order))
-                            grad_outputs, grad_inputs = _left(grad_outputs), _left(grad_inputs)
-                        else:
+                        if type(fn) is not ACCUMULATOR:  # a leaf's gradient is the answer: kept whole
                             node = node_of(fn)
                             grad_outputs = _arrived(node, grad_outputs, sent)
                             grad_inputs = _sent_on(node, grad_inputs, sent)
                         break
             append((fn, grad_outputs, grad_inputs))
         self.hook = hook
-
-
-def _left(grads: tuple) -> tuple:
-    return tuple([LATER if g is not None and g.numel() > KEEP_WHOLE else g for g in grads])
 
 
 def _arrived(node, grads: tuple, sent: dict) -> tuple:

@@ -1,6 +1,7 @@
-"""The lab's registry of what a recording must look after, kept up to date by wrappers around six
+"""The lab's registry of what a recording must look after, kept up to date by wrappers around four
 of torch's Python-level functions. install() wraps them, once, when the lab is first used (%load_ext
-or the first trace()); uninstall() (%unload_ext) puts torch's own methods back:
+or the first trace()); uninstall() (%unload_ext) puts torch's own methods back where the wrapper is
+still in place (another tool's later patch is left as it is):
 
 - torch.Tensor.retain_grad and torch.Tensor.register_hook: the tensor is remembered (weakly), so a
   recording finds the retain_grad() tensors whose .grad it must put back, however they are held,
@@ -10,11 +11,12 @@ or the first trace()); uninstall() (%unload_ext) puts torch's own methods back:
   knows whether a node hook of the learner's is in place anywhere, and only then probes every node
   for it (probing costs a hook handle per node);
 - torch.utils.checkpoint._CheckpointFrame.__init__: the frame of a non-reentrant checkpoint is
-  remembered (weakly), so a recording looks for checkpointed values only while one is alive;
-- torch.autograd.backward and torch.autograd.grad (Tensor.backward calls the first): before they
-  run, every recording that still owes values reads them (later.py), while its graph is as it was
-  recorded. The tensor and node hook registrations do the same, as a new hook may change the next
-  run of a graph.
+  remembered (weakly), so a recording looks for checkpointed values only while one is alive.
+
+torch.autograd.backward and torch.autograd.grad are never replaced (every value a recording shows
+comes from its one run). The two private names (_HookMixin, _CheckpointFrame) are looked up, not
+imported: where one is missing its wrapper is left out, and recordings probe every node for hooks,
+or look for checkpointed values in every graph, instead.
 
 What existed before install() is found by one pass over the objects the garbage collector tracks
 (tensors that retain their grad or have hooks, leaves, checkpoint frames), and the nodes made before
@@ -28,8 +30,8 @@ import weakref
 from itertools import compress
 
 import torch
-from torch.autograd.function import _HookMixin
-from torch.utils.checkpoint import _CheckpointFrame
+_HookMixin = getattr(torch.autograd.function, "_HookMixin", None)
+_CheckpointFrame = getattr(torch.utils.checkpoint, "_CheckpointFrame", None)
 
 
 class WeakIds:
@@ -84,32 +86,26 @@ class _State:
         self.retained, self.hooked, self.node_hooks = WeakIds(), WeakIds(), WeakIds()
         self.frames, self.old_leaves = WeakIds(), WeakIds()
         self.before_seq = 0  # nodes made before install() have smaller sequence numbers
-        # recordings that owe values until a learner looks (each has .read_later()): read before
-        # anything can free or change their graph
-        self.owing = WeakIds()
-        self.busy = 0  # > 0 while the lab runs the engine: a learner's hook calling grad() settles nothing
         self.originals: dict[str, object] = {}
 
 
 STATE = _State()
+
+
+def _torchs(function):
+    """torch's own function behind a wrapper of the lab's (an earlier import of this module, as
+    importlib.reload leaves it): a wrapper must never wrap another one of the lab's."""
+    return getattr(function, "_autograd_lab_wraps", function)
+
+
 _TORCH_RETAIN = torch._C.TensorBase.retain_grad
-_TORCH_REGISTER = torch.Tensor.register_hook
-_TORCH_NODE_REGISTER = _HookMixin.__dict__["_register_hook"].__func__
-_TORCH_FRAME_INIT = _CheckpointFrame.__init__
-_TORCH_BACKWARD = torch.autograd.backward
-_TORCH_GRAD = torch.autograd.grad
-torch_backward = _TORCH_BACKWARD  # torch's own, for the lab's runs (they must not settle others)
-
-
-def settle() -> None:
-    """Every recording that owes values reads them now (the graphs are as they were recorded), unless
-    the lab is running the engine itself (then a second run would land inside the first)."""
-    owing = STATE.owing
-    if STATE.busy:
-        return
-    for recording in list(owing):
-        recording.read_later()
-    owing.clear()
+_TORCH_REGISTER = _torchs(torch.Tensor.register_hook)
+_TORCH_NODE_REGISTER = _torchs(_HookMixin.__dict__["_register_hook"].__func__) if _HookMixin is not None else None
+_TORCH_FRAME_INIT = _torchs(_CheckpointFrame.__init__) if _CheckpointFrame is not None else None
+#: whether every node hook the learner registers is seen (else every recording probes every node)
+SEES_NODE_HOOKS = _HookMixin is not None
+#: whether every checkpoint frame made is seen (else every graph is searched for checkpointed values)
+SEES_FRAMES = _CheckpointFrame is not None
 
 
 @functools.wraps(_TORCH_RETAIN)
@@ -119,60 +115,47 @@ def _retain_grad(self):
         STATE.retained.add(self)
 
 
-@functools.wraps(_TORCH_BACKWARD)
-def _backward(*args, **kwargs):
-    __tracebackhide__ = True  # IPython leaves this frame out of the learner's tracebacks
-    if STATE.owing:
-        settle()
-    return _TORCH_BACKWARD(*args, **kwargs)
-
-
-@functools.wraps(_TORCH_GRAD)
-def _grad(*args, **kwargs):
-    __tracebackhide__ = True
-    if STATE.owing:
-        settle()
-    return _TORCH_GRAD(*args, **kwargs)
-
-
 @functools.wraps(_TORCH_REGISTER)
 def _register_hook(self, hook):
-    if STATE.owing:
-        settle()
     handle = _TORCH_REGISTER(self, hook)
     STATE.hooked.add(self)
     return handle
 
 
 def _register_node_hook(backward_hooks, hook):
-    if STATE.owing:
-        settle()
-    hooks, handle = _TORCH_NODE_REGISTER(backward_hooks, hook)
+    hooks, handle = _TORCH_NODE_REGISTER(backward_hooks, hook)  # type: ignore[misc]
     STATE.node_hooks.add(hooks)
     return hooks, handle
 
 
-@functools.wraps(_TORCH_FRAME_INIT)
 def _frame_init(self, *args, **kwargs):
-    _TORCH_FRAME_INIT(self, *args, **kwargs)
+    _TORCH_FRAME_INIT(self, *args, **kwargs)  # type: ignore[misc]
     STATE.frames.add(self)
 
 
+for _wrapper, _own in ((_retain_grad, _TORCH_RETAIN), (_register_hook, _TORCH_REGISTER),
+                       (_register_node_hook, _TORCH_NODE_REGISTER), (_frame_init, _TORCH_FRAME_INIT)):
+    setattr(_wrapper, "_autograd_lab_wraps", _own)  # noqa: B010
+
+
 def install() -> None:
-    """Wrap the six functions and seed the registry (once; later calls return at once)."""
+    """Wrap the four functions and seed the registry (once; later calls return at once)."""
     if STATE.installed:
         return
     STATE.installed = True
     STATE.originals = {"retain_grad": torch.Tensor.__dict__.get("retain_grad")}
     setattr(torch.Tensor, "retain_grad", _retain_grad)  # noqa: B010 (mypy: no method assignment)
     setattr(torch.Tensor, "register_hook", _register_hook)  # noqa: B010
-    setattr(_HookMixin, "_register_hook", staticmethod(_register_node_hook))  # noqa: B010
-    setattr(_CheckpointFrame, "__init__", _frame_init)  # noqa: B010
-    torch.autograd.backward, torch.autograd.grad = _backward, _grad
+    if _HookMixin is not None:
+        setattr(_HookMixin, "_register_hook", staticmethod(_register_node_hook))  # noqa: B010
+    if _CheckpointFrame is not None:
+        functools.update_wrapper(_frame_init, _TORCH_FRAME_INIT)  # type: ignore[arg-type]
+        setattr(_CheckpointFrame, "__init__", _frame_init)  # noqa: B010
     tensor = torch.Tensor
     objects = gc.get_objects()
     kinds = list(map(type, objects))
-    wanted = {k for k in set(kinds) if k is _CheckpointFrame or issubclass(k, tensor)}
+    wanted = {k for k in set(kinds) if (_CheckpointFrame is not None and k is _CheckpointFrame)
+              or issubclass(k, tensor)}
     for o in compress(objects, map(wanted.__contains__, kinds)):
         if type(o) is _CheckpointFrame:
             STATE.frames.add(o)
@@ -189,18 +172,22 @@ def install() -> None:
 
 
 def uninstall() -> None:
-    """Put torch's own methods back and forget the registry (the next use installs again)."""
+    """Put torch's own methods back where the lab's wrapper is still in place (a tool that patched
+    one since keeps its patch), and forget the registry (the next use installs again)."""
     if not STATE.installed:
         return
-    settle()
-    if STATE.originals.get("retain_grad") is None:
-        delattr(torch.Tensor, "retain_grad")
-    else:
-        setattr(torch.Tensor, "retain_grad", STATE.originals["retain_grad"])  # noqa: B010
-    setattr(torch.Tensor, "register_hook", _TORCH_REGISTER)  # noqa: B010
-    setattr(_HookMixin, "_register_hook", staticmethod(_TORCH_NODE_REGISTER))  # noqa: B010
-    setattr(_CheckpointFrame, "__init__", _TORCH_FRAME_INIT)  # noqa: B010
-    torch.autograd.backward, torch.autograd.grad = _TORCH_BACKWARD, _TORCH_GRAD
+    if torch.Tensor.__dict__.get("retain_grad") is _retain_grad:
+        if STATE.originals.get("retain_grad") is None:
+            delattr(torch.Tensor, "retain_grad")
+        else:
+            setattr(torch.Tensor, "retain_grad", STATE.originals["retain_grad"])  # noqa: B010
+    if torch.Tensor.__dict__.get("register_hook") is _register_hook:
+        setattr(torch.Tensor, "register_hook", _TORCH_REGISTER)  # noqa: B010
+    node_register = getattr(_HookMixin.__dict__.get("_register_hook"), "__func__", None) if _HookMixin else None
+    if node_register is _register_node_hook:
+        setattr(_HookMixin, "_register_hook", staticmethod(_TORCH_NODE_REGISTER))  # type: ignore[arg-type]  # noqa: B010
+    if _CheckpointFrame is not None and _CheckpointFrame.__dict__.get("__init__") is _frame_init:
+        setattr(_CheckpointFrame, "__init__", _TORCH_FRAME_INIT)  # noqa: B010
     for kept in (STATE.retained, STATE.hooked, STATE.node_hooks, STATE.frames, STATE.old_leaves):
         kept.clear()
     STATE.installed = False
@@ -211,11 +198,11 @@ class TorchRegistration:
     learner's: they must not make every later recording probe every node)."""
 
     def __enter__(self):
-        if STATE.installed:
-            setattr(_HookMixin, "_register_hook", staticmethod(_TORCH_NODE_REGISTER))  # noqa: B010
+        if STATE.installed and _HookMixin is not None:
+            setattr(_HookMixin, "_register_hook", staticmethod(_TORCH_NODE_REGISTER))  # type: ignore[arg-type]  # noqa: B010
         return self
 
     def __exit__(self, *exc):
-        if STATE.installed:
+        if STATE.installed and _HookMixin is not None:
             setattr(_HookMixin, "_register_hook", staticmethod(_register_node_hook))  # noqa: B010
         return False

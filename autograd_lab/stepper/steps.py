@@ -6,42 +6,22 @@ import torch
 
 from ..graph import Graph, Node
 from ..tensors import keep
-from .later import Owed
 
 
 class Step:
     """One node the engine ran. A plain class with slots: a walk of a big graph makes thousands.
     trace is the Trace it belongs to."""
 
-    __slots__ = ("_ins", "_outs", "_owed", "grad_after", "grad_before", "index", "node", "trace")
+    __slots__ = ("grad_after", "grad_before", "grad_inputs", "grad_outputs", "index", "node", "trace")
 
     def __init__(self, index: int, node: Node, grad_outputs: tuple, grad_inputs: tuple, trace):
         self.index = index  # 0-based position in the engine's order
         self.node = node
-        self._outs, self._ins = grad_outputs, grad_inputs
-        self._owed: Owed | None = None  # set when a big gradient of the step is read later (later.py)
+        self.grad_outputs = grad_outputs  # the gradients arriving at the node (tensor, Summary or None)
+        self.grad_inputs = grad_inputs  # what the node sends on, aligned with node.next (none for an accumulator)
         self.grad_before: object = None  # accumulator only: the leaf's .grad before this backward
         self.grad_after: object = None  # accumulator only: what backward() would leave in .grad
         self.trace = trace
-
-    @property
-    def grad_outputs(self) -> tuple:
-        """The gradients arriving at the node (tensor, Summary or None; LOST if it could not be read)."""
-        if self._owed is not None:
-            self._read()
-        return self._outs
-
-    @property
-    def grad_inputs(self) -> tuple:
-        """What the node sends on, aligned with node.next (empty for an accumulator)."""
-        if self._owed is not None:
-            self._read()
-        return self._ins
-
-    def _read(self) -> None:
-        assert self._owed is not None
-        self._outs, self._ins = self._owed.values(self.index)
-        self._owed = None
 
     @property
     def name(self) -> str:
@@ -80,11 +60,8 @@ def steps_of(result) -> list[Step]:
     and what backward() would leave there."""
     by_fn, accumulated = result.graph._by_fn, result.accumulated
     steps = [Step(i, by_fn[fn], g_out, g_in, result) for i, (fn, g_out, g_in) in enumerate(result.order or ())]
-    owed = result.owed
-    for i in owed.indices if owed is not None else ():
-        steps[i]._owed = owed
     for step in steps:
         if step.node.is_accumulator:
-            step.grad_before, step.grad_after = accumulated.get(step.node.fn, (None, step._outs[0]))
+            step.grad_before, step.grad_after = accumulated.get(step.node.fn, (None, step.grad_outputs[0]))
     result.order = None
     return steps

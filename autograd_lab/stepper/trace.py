@@ -25,9 +25,7 @@ __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
 from .guard import Found, SetAside, install
 from .ready import Replay
 from .recompute import packed_holders
-from .later import Owed, replayable
 from .recorder import Recorder, hook_every_node
-from .registry import STATE, settle, torch_backward
 from .hooks import HookFailed, LearnerHooks
 from .steps import Step, accumulated, steps_of
 
@@ -52,7 +50,6 @@ class Trace:
     # accumulators whose leaf held a .grad before: (grad_before, grad_after), worked out in the run
     # (the learner may change their .grad later)
     accumulated: dict = field(default_factory=dict, repr=False)
-    owed: Owed | None = field(default=None, repr=False)  # big gradients read later (later.py)
     _steps: list | None = field(default=None, repr=False)
 
     @property
@@ -121,8 +118,6 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     if names is None:
         names = caller_names()
     install()
-    if apply:  # the run frees the graph: what earlier recordings owe is read first (later.py)
-        settle()
     what = label or name_in(names, output) or _("the output")
     gradient = check_input(output, gradient, what)
     with collector_paused():  # a recording makes a few objects per node and no garbage
@@ -139,7 +134,6 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     recording = Recorder(graph)
     handles: list = []
     holders = None
-    STATE.busy += 1
     try:
         node_dicts = hook_every_node(graph, recording, handles, found.probe_all)
         kept_leaf_grads = [fn.variable.grad for fn in graph.accumulators()]
@@ -148,17 +142,16 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
             # error that follows is explained instead
             warnings.filterwarnings("ignore", message="Error detected in")
             recording.copying[0] = hooks.any
-            recording.later[0] = not (apply or hooks.any or found.checkpoint) and replayable(graph, output)
             if apply:
                 kept_leaf_grads = [None if g is None else g.detach().clone() for g in kept_leaf_grads]
                 # read before the run: backward() frees what the nodes saved, and the checkpoints'
                 # placeholders that tell where a forward ran again
                 holders = packed_holders(graph.nodes) if found.checkpoint else None
                 _read_saved(graph)
-                torch_backward(output, gradient, retain_graph=retain_graph)
+                torch.autograd.backward(output, gradient, retain_graph=retain_graph)
             else:
                 with SetAside(graph, found):
-                    torch_backward(output, gradient, retain_graph=True)
+                    torch.autograd.backward(output, gradient, retain_graph=True)
                     if found.checkpoint:  # reading a checkpointed value runs its forward again
                         _read_saved(graph)
     except HookFailed as err:
@@ -169,13 +162,10 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
     except Exception as err:  # the engine's own error, or a custom Function's: one paragraph
         raise TraceError(explain(err, what, graph, names, apply)) from None
     finally:
-        STATE.busy -= 1
         for handle in handles:
             handle.remove()
-    owed = Owed(output, gradient, graph, recording.order, recording.owed) if recording.owed else None
     return Trace(output, gradient, graph, recording.order, names, hooks_ran=hooks.ran, applied=apply,
-                 checkpoint_holders=holders, accumulated=accumulated(graph, recording.order, kept_leaf_grads),
-                 owed=owed)
+                 checkpoint_holders=holders, accumulated=accumulated(graph, recording.order, kept_leaf_grads))
 
 
 def _read_saved(graph: Graph) -> None:
