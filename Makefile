@@ -19,8 +19,11 @@ EN := AUTOGRAD_LAB_LANG=en
 LANG_CODE := $(firstword $(subst _, ,$(subst -, ,$(AUTOGRAD_LAB_LANG))))
 COURSE := $(if $(filter-out en,$(LANG_CODE)),$(LANG_CODE)/,)
 # Tests in parallel on every core (pytest-xdist); the tests that start kernels, servers or a browser
-# share one worker and run one after the other (their xdist group, tests/conftest.py).
+# share one worker and run one after the other (their xdist group, tests/conftest.py). One torch
+# thread per process (kernels and graders' subprocesses inherit it): with every core busy, torch's
+# intra-op threads spin against the other workers and a small op can take milliseconds.
 PARALLEL := -n auto --dist loadgroup
+ONE_THREAD := OMP_NUM_THREADS=1
 LESSONS := notebooks/*.ipynb notebooks/teachers/*.ipynb notebooks/*/[0-9]*.ipynb notebooks/*/teachers/*.ipynb
 
 # A class on one server (classroom/): JupyterHub in its own venv, its proxy from npm in
@@ -63,17 +66,17 @@ lint: $(STAMP)
 
 test: lint $(MO) $(GRADERS)/.installed
 	-@$(MAKE) --no-print-directory classroom-env || echo "classroom: hub or proxy not installed; tests/test_classroom.py will skip"
-	$(EN) $(BIN)/python -m pytest $(PARALLEL) tests
+	$(EN) $(ONE_THREAD) $(BIN)/python -m pytest $(PARALLEL) tests
 	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 	$(MAKE) --no-print-directory test-lessons
 
 # The edit-test loop: linters and unit tests, no browser, no lessons.
 test-fast: lint $(MO)
-	$(EN) $(BIN)/python -m pytest $(PARALLEL) tests -m "not browser"
+	$(EN) $(ONE_THREAD) $(BIN)/python -m pytest $(PARALLEL) tests -m "not browser"
 	$(EN) $(BIN)/python -m pytest -p no:cacheprovider --doctest-modules autograd_lab
 
 test-unit: $(STAMP) $(MO)
-	$(EN) $(BIN)/python -m pytest $(PARALLEL) tests -m "not browser"
+	$(EN) $(ONE_THREAD) $(BIN)/python -m pytest $(PARALLEL) tests -m "not browser"
 
 # Each notebook runs in one kernel on one worker (--dist loadfile), its cells in order.
 test-lessons: $(STAMP) $(MO)
