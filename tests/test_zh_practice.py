@@ -93,7 +93,7 @@ def test_grading_mode_raises_the_chinese_verdict(zh):
 def test_shared_messages_translate_where_they_are_shown(zh):
     """A topic may pass a shared message as it is: the check translates it; ambiguous() and
     for_part() compose whole sentences."""
-    assert len(messages.SHARED) == 12
+    assert messages.SHARED  # each one is tested below, however many the file holds
     for name in messages.SHARED:
         english = messages.SHARED[name]
         assert not CHINESE.search(english)  # the file holds the English; SHARED(name) translates it

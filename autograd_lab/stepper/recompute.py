@@ -23,14 +23,14 @@ from typing import Any
 
 import torch.utils.checkpoint
 
+from ..i18n import _
+from ..names import name_in
+from .hooks import closure_value
+
 # private in torch: without them the stepper cannot tell where a checkpoint ran its forward again,
 # and says nothing of it (the recording itself does not need them)
 _CheckpointFrame = getattr(torch.utils.checkpoint, "_CheckpointFrame", None)
 _Holder = getattr(torch.utils.checkpoint, "_Holder", None)
-
-from ..i18n import _
-from ..names import name_in
-from .hooks import closure_value
 
 _attrs_by_type: dict[type, tuple[str, ...]] = {}
 _found: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
