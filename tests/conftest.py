@@ -69,16 +69,13 @@ def zh(catalogs):
     i18n.language("en")
 
 
-# Tests that start kernels, servers or a browser, bind ports or measure a process's memory run in two
-# groups, each on one xdist worker and one test after the other (`--dist loadgroup`): the browser
-# tests (one JupyterLab server for all of them) and the other processes; the workers take the rest
-# between them.
+# Tests that start kernels, servers or a browser, bind ports or measure a process's memory run on one
+# xdist worker, one after the other (`--dist loadgroup`), while the other workers take the rest.
+# (Two such groups side by side were no faster, and a browser test's typing raced a busy kernel.)
 PROCESSES = {"test_kernel_memory.py", "test_graders.py", "test_lessons_filled.py", "test_classroom.py"}
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.parent.name == "browser":
-            item.add_marker(pytest.mark.xdist_group("browser"))
-        elif item.path.name in PROCESSES:
+        if item.path.name in PROCESSES or item.path.parent.name == "browser":
             item.add_marker(pytest.mark.xdist_group("processes"))

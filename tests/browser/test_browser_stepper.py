@@ -41,6 +41,7 @@ def test_predict_mode_gives_a_verdict_on_a_typed_prediction(lab):
     # MeanBackward0 sends 1/3 to each of the three elements of y
     box.click()
     box.press_sequentially("[0.3333, 0.3333, 0.3333]")
+    expect(box).to_have_value("[0.3333, 0.3333, 0.3333]")  # every key in before the check
     check.click()
     expect(verdict).to_contain_text("right")
     expect(verdict).not_to_contain_text("wrong")
@@ -49,6 +50,7 @@ def test_predict_mode_gives_a_verdict_on_a_typed_prediction(lab):
     # PowBackward0 sends 2 * x / 3 = [0.6667, 1.3333, 2.0]; ones are off by 1.0 at most
     box.fill("")
     box.press_sequentially("[1, 1, 1]")
+    expect(box).to_have_value("[1, 1, 1]")
     check.click()
     expect(verdict).to_contain_text("wrong")
     expect(verdict).to_contain_text("1.0000")
