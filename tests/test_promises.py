@@ -586,11 +586,18 @@ def test_torchscript_of_a_function_that_calls_grad_works_after_load_ext(ip):
     assert scripted(x * 3, x).tolist() == [3., 3.]
 
 
-def test_reloading_the_recording_leaves_the_learners_backward_working():
-    """In a process of its own: a reload rebinds the module's classes for the rest of the process."""
+def in_a_fresh_process(code: str) -> str:
+    """What a Python process running code prints (it must write nothing to stderr)."""
     import subprocess
     import sys
 
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stderr == "", out.stderr
+    return out.stdout.strip()
+
+
+def test_reloading_the_recording_leaves_the_learners_backward_working():
+    """In a process of its own: a reload rebinds the module's classes for the rest of the process."""
     code = ("import importlib, torch, autograd_lab\n"
             "from autograd_lab.stepper import registry, trace as recording\n"
             "x = torch.tensor([1., 2.], requires_grad=True)\n"
@@ -599,16 +606,12 @@ def test_reloading_the_recording_leaves_the_learners_backward_working():
             "importlib.reload(recording)\n"
             "(x * 2).sum().backward()\n"
             "print(x.grad.tolist(), recording.trace((x * x).sum(), names={}).grad(x).tolist(), x.grad.tolist())")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip() == "[2.0, 2.0] [2.0, 4.0] [2.0, 2.0]" and out.stderr == "", out.stderr
+    assert in_a_fresh_process(code) == "[2.0, 2.0] [2.0, 4.0] [2.0, 2.0]"
 
 
 def test_without_the_private_names_it_wraps_the_lab_still_loads_and_records():
     """A torch without _HookMixin or _CheckpointFrame (private, may move): the registry leaves those
     wrappers out, and recordings probe every node and search every graph instead."""
-    import subprocess
-    import sys
-
     code = ("import torch, torch.autograd.function as f, torch.utils.checkpoint as c\n"
             "del f._HookMixin, c._CheckpointFrame\n"
             "import autograd_lab\n"
@@ -619,5 +622,4 @@ def test_without_the_private_names_it_wraps_the_lab_still_loads_and_records():
             "h = y.grad_fn.register_prehook(lambda g: (g[0] * 10,))\n"
             "t = autograd_lab.trace(y.sum(), names={'x': x})\n"
             "print(registry.SEES_NODE_HOOKS, t.grad(x).tolist(), x.grad)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip() == "False [30.0, 30.0] None" and out.stderr == "", out.stderr
+    assert in_a_fresh_process(code) == "False [30.0, 30.0] None"
