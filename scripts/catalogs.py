@@ -204,6 +204,7 @@ def fill(domain: str, translations: dict[str, str | list[str]], code: str = "zh"
         message.string = tuple(text) if plural else text
         message.flags.discard("fuzzy")
     write(code, domain, catalog)
+    extract([domain])  # in the code's order again, as extract writes it: a later extract changes nothing
     return len(translations)
 
 

@@ -219,3 +219,19 @@ def test_every_outcome_a_learner_may_type_is_one_the_storage_lab_gives():
     assert {o for lang in languages.LANGUAGES.values() for o in lang.outcomes} == set(OUTCOMES)
     for lang in languages.LANGUAGES.values():
         assert lang.yes and lang.no and set(lang.outcomes) == set(OUTCOMES), lang.code
+
+
+def test_a_filled_catalog_is_one_that_extract_leaves_as_it_is(catalogs, tmp_path, monkeypatch):
+    """fill writes the catalog in the order extract writes it: a translation set by fill is not
+    moved by the next extract."""
+    target = tmp_path / "zh" / "LC_MESSAGES"
+    target.mkdir(parents=True)
+    for domain in i18n.DOMAINS:
+        (target / f"{domain}.po").write_bytes(catalogs.po_path("zh", domain).read_bytes())
+    monkeypatch.setattr(catalogs, "LOCALE_DIR", tmp_path)
+    message = next(m for m in catalogs.read("zh", "stepper") if m.id and isinstance(m.id, str))
+    catalogs.fill("stepper", {message.id: message.string + " "})
+    filled = (target / "stepper.po").read_text(encoding="utf-8")
+    catalogs.extract(["stepper"])
+    assert (target / "stepper.po").read_text(encoding="utf-8") == filled
+    assert catalogs.read("zh", "stepper").get(message.id).string == message.string + " "

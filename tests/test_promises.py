@@ -623,3 +623,28 @@ def test_without_the_private_names_it_wraps_the_lab_still_loads_and_records():
             "t = autograd_lab.trace(y.sum(), names={'x': x})\n"
             "print(registry.SEES_NODE_HOOKS, t.grad(x).tolist(), x.grad)")
     assert in_a_fresh_process(code) == "False [30.0, 30.0] None"
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda z: al.trace(z, names=3), "names takes a dict"),
+    (lambda z: al.trace(z, label=3), "label takes the text"),
+    (lambda z: al.step(z, names={}).goto(float("nan")), "goto takes a step number"),
+    (lambda z: al.step(z, names={}).goto(1.5), "goto takes a step number"),
+    (lambda z: al.step(z, names={}).goto(True), "goto takes a step number"),
+])
+def test_a_wrong_argument_type_is_one_short_message_and_changes_nothing(call, words):
+    x = leaf(1., 2.)
+    z = (x * 2).sum()
+    with pytest.raises(LabInputError, match=words) as err:
+        call(z)
+    assert len(str(err.value)) < 300 and x.grad is None
+    z.backward()  # the graph is still whole
+    assert x.grad.tolist() == [2., 2.]
+
+
+def test_goto_takes_any_whole_number():
+    import numpy as np
+
+    x = leaf(1., 2.)
+    s = al.step((x * 2).sum(), names={})
+    assert s.goto(np.int64(2)).index == 2 and s.goto(torch.tensor(1)).index == 1

@@ -16,6 +16,7 @@ import torch
 
 import warnings
 
+from ..errors import LabInputError
 from ..graph import Graph, collector_paused, snapshot
 from ..i18n import _
 from ..names import caller_names, name_in
@@ -115,6 +116,13 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     >>> x.grad is None
     True
     """
+    if names is not None and not isinstance(names, Mapping):
+        raise LabInputError(_("names takes a dict of your names for values, e.g. names={{\"x\": x}}, or nothing "
+                              "(then the names of the calling code are used); got a {kind}. Nothing was "
+                              "changed.").format(kind=type(names).__name__))
+    if label is not None and not isinstance(label, str):
+        raise LabInputError(_("label takes the text you typed for the output, e.g. label=\"z\"; got a {kind}. "
+                              "Nothing was changed.").format(kind=type(label).__name__))
     if names is None:
         names = caller_names()
     install()

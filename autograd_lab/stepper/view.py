@@ -2,9 +2,11 @@
 which records one and returns it (the graph view is graph_view.py)."""
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 
 from ..display import View, evaluate_typed, live, scrolling
+from ..errors import LabInputError
 from ..i18n import _, ngettext
 from ..names import caller_names, name_in
 from .draw import Drawing, Layout
@@ -49,7 +51,15 @@ class Stepper(View):
     def goto(self, index: int) -> Stepper:
         if self.released:
             return self
-        index = max(0, min(int(index), len(self.trace.steps)))
+        try:
+            if isinstance(index, bool):
+                raise TypeError
+            index = operator.index(index)  # a whole number (int, numpy or 0-d integer tensor), not 2.5 or nan
+        except TypeError:
+            raise LabInputError(_("goto takes a step number from 0 to {last}, e.g. stepper.goto(2); got {given}. "
+                                  "Nothing was changed.").format(last=len(self.trace.steps),
+                                                                 given=repr(index)[:40])) from None
+        index = max(0, min(index, len(self.trace.steps)))
         if index != self.index:
             self.index = index
             if index == len(self.trace.steps) and self.apply_at_end and not self.applied:
