@@ -7,6 +7,7 @@ next_functions in order, so the same code always gives the same ids (never addre
 from __future__ import annotations
 
 import gc
+import re
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -20,6 +21,25 @@ from .saved import saved_values
 
 ACCUMULATE = "AccumulateGrad"
 ACCUMULATOR = torch._C._functions.AccumulateGrad  # type: ignore[attr-defined]  # its class
+
+# Freeing a long chain of nodes that were each given a hook (and the hook removed again, as a
+# recording does) crashes plain PyTorch: the C++ destructors of the nodes call one another, a stack
+# frame set per node, and the process dies by SIGSEGV (with a 16 MiB stack a chain of 60,000 is freed
+# and one of 85,000 crashes). Measured with scripts/measure_depth.py (each try a fresh process:
+# y = x * 1.0001 N times, a post-hook registered and removed on every node, the graph dropped;
+# bisected three times, the smallest kept): 40,285 nodes (the three gave 40,289, 40,285 and 40,290)
+# with torch 2.13.0+cpu, Python 3.11.7, Linux x86_64 (glibc 2.36), an 8 MiB stack (ulimit -s 8192).
+# The hook is not what arms it: a chain whose nodes were only reached from Python (next_functions, as
+# walk() does) crashes from the same depth (--no-hooks: 40,282 and 40,290), one that Python never
+# touched is freed at 200,000. A kernel frees a graph deeper in its own stack, and other builds
+# differ: the lab records a third of it at most.
+CRASH_DEPTH = 40_285
+MAX_DEPTH = CRASH_DEPTH // 3
+# a C++ node's name is its demangled class: torch::autograd::CopySlices, (anonymous namespace)::X,
+# torch::autograd::CppNode<ns::MyFunction>; every namespace is dropped, inside <> too
+NAMESPACE = re.compile(r"(?:\(anonymous namespace\)|[A-Za-z_]\w*)::")
+
+
 def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
     """Every node reachable from root (a tensor or a grad_fn), once each, with its next_functions.
 
@@ -48,9 +68,16 @@ def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
 
 
 def short_name(fn: Any) -> str:
-    """The node's op name, with the accumulator's C++ namespace dropped."""
-    name = fn.name()
-    return ACCUMULATE if name.endswith("AccumulateGrad") else name
+    """The node's op name, with every C++ namespace dropped.
+
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> b = a.clone()
+    >>> _ = b[0].mul_(2)  # an in-place edit through a view
+    >>> b.grad_fn.name(), short_name(b.grad_fn)
+    ('torch::autograd::CopySlices', 'CopySlices')
+    """
+    name: str = fn.name()
+    return NAMESPACE.sub("", name) if "::" in name else name
 
 
 _names_by_type: dict[type, str] = {}
@@ -118,6 +145,7 @@ class Graph:
         self._node_by_fn: dict[Any, Node] = {}
         self._accumulators: list[Any] | None = None
         self._kinds: set[type] | None = None
+        self._longest: int | None = None
 
     def __repr__(self) -> str:
         return f"<Graph: {len(self.fns)} nodes>"
@@ -164,6 +192,26 @@ class Graph:
     def dependencies(self) -> dict[Node, int]:
         """How many gradients each node waits for before it can run (one per incoming edge)."""
         return {n: len(n.consumers) for n in self.nodes}
+
+    def longest_chain(self) -> int:
+        """How many nodes the longest path from the root to a leaf has: the depth of the graph, which
+        the lab bounds (MAX_DEPTH). One pass over the edges in topological order, no recursion.
+
+        >>> x = torch.ones(1, requires_grad=True)
+        >>> y = x * 2
+        >>> snapshot((y * y).sum() + x.sum()).longest_chain()  # Add, Sum, Mul, Mul, AccumulateGrad
+        5
+        """
+        if self._longest is None:
+            longest = dict.fromkeys(self.nodes, 0)  # the nodes on the longest path from the root to each
+            longest[self.root] = 1
+            for node in self.topological():
+                down = longest[node] + 1
+                for child, _nr in node.next:
+                    if child is not None and longest[child] < down:
+                        longest[child] = down
+            self._longest = max(longest.values())
+        return self._longest
 
     def topological(self) -> Iterator[Node]:
         """Nodes so that each comes after every node that sends it a gradient (breadth first)."""

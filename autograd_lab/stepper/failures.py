@@ -9,12 +9,20 @@ import torch
 
 from ..errors import LabInputError
 from ..format import message as one_line
-from ..graph import Graph, walk
+from ..graph import MAX_DEPTH, Graph, walk
 from ..saved import FREED, freed_message
 from ..i18n import _
 from ..names import learner_tensors
 
 REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
+# What PyTorch says when a meta tensor's backward needs values (meta tensors have none): an op with no
+# meta kernel ("attempted to run this operator with Meta tensors"), .item() or a copy out of one. A
+# meta tensor's backward otherwise runs, and a message that merely names the device (a gradient sent
+# to meta) or lists the Meta backend among others is not this.
+META = re.compile(r"\bwith Meta tensors\b|\bon meta tensors\b|\bout of meta tensor\b|from the 'Meta' backend")
+# an operation without a sparse kernel: "Could not run 'aten::tanh_backward' with arguments from the
+# 'SparseCPU' backend", or "... is not implemented for sparse tensors"
+SPARSE = re.compile(r"from the 'Sparse\w*' backend|\bsparse tensors?\b", re.IGNORECASE)
 
 
 class TraceError(LabInputError):
@@ -81,6 +89,19 @@ def code_for(what: str) -> str:
     if what in ("the output", _("the output")):  # the name trace() gives an unnamed output
         return "output"
     return what if re.fullmatch(r"[A-Za-z_][\w.]*(\([^()\s]*\))*", what) else f"({what})"
+
+
+def too_deep(graph: Graph, what: str) -> str | None:
+    """Why graph is too deep to record (a path from the root longer than MAX_DEPTH nodes: PyTorch can
+    crash freeing a graph that deep once Python reached its nodes, see CRASH_DEPTH), or None; checked
+    before any hook is placed."""
+    depth = graph.longest_chain()
+    if depth <= MAX_DEPTH:
+        return None
+    return _("{what}'s graph is {depth} nodes deep, more than the {limit} the lab can record (PyTorch can crash "
+             "freeing so deep a graph once its nodes were hooked); nothing was changed: record a shorter part, "
+             "e.g. from h = t.detach().requires_grad_() for a tensor t part way along.").format(
+        what=what, depth=depth, limit=MAX_DEPTH)
 
 
 def reentrant_checkpoint(what: str) -> str:
@@ -159,10 +180,18 @@ def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bo
     if "nan" in text.lower() and "anomaly" in text.lower():
         return _("anomaly detection found NaN while backpropagating {what}: {message}").format(what=what,
                                                                                                message=text)
-    if "meta" in text.lower():
+    if META.search(text):
         return _("{what} lives on the meta device: meta tensors have shapes but no values, so the engine has no "
                  "numbers to compute gradients with. Build it from real tensors (device='cpu') to step through "
                  "its backward.").format(what=what)
+    if isinstance(err, NotImplementedError) and SPARSE.search(text):
+        sparse = (_("the backward of {what} needs an operation that PyTorch has no sparse version of: \"{message}\" "
+                    "Call .to_dense() on the sparse tensor before that operation, then compute {what} again.")
+                  if applied else
+                  _("the backward of {what} needs an operation that PyTorch has no sparse version of: \"{message}\" "
+                    "Nothing of yours was changed. Call .to_dense() on the sparse tensor before that operation, "
+                    "then compute {what} again."))
+        return sparse.format(what=what, message=first_line(err))
     if "complex" in text.lower():
         return _("backward of {what} failed on complex numbers: {message}. Give a gradient of the same dtype as "
                  "{what} (complex for a complex {what}, real for a real one).").format(what=what, message=text)
@@ -172,6 +201,21 @@ def explain(err: BaseException, what: str, graph: Graph, names=None, applied: bo
                      "changed. Run {code}.backward() inside %%explain to have the error explained in more "
                      "detail."))
     return failed.format(what=what, error=type(err).__name__, message=text[:300], code=code_for(what))
+
+
+def first_line(err: BaseException, limit: int = 120) -> str:
+    """The first sentence of PyTorch's first line, cut to limit characters: the rest of a dispatcher
+    error lists every backend and the files the kernels were registered in.
+
+    >>> first_line(NotImplementedError("Could not run 'aten::cos' with arguments from the 'SparseCPU' backend. "
+    ...                                "This could be because ...\\nCPU: registered at ..."))
+    "Could not run 'aten::cos' with arguments from the 'SparseCPU' backend."
+    """
+    lines = str(err).strip().splitlines()
+    line = lines[0].strip() if lines else type(err).__name__
+    sentence = re.match(r".*?[.!?](?=\s|$)", line)
+    line = sentence.group(0) if sentence else line
+    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
 
 
 def _changed_in_place(text: str, what: str, fix: str) -> str:
