@@ -19,6 +19,7 @@ _PUBLIC = {
     "Trace": "autograd_lab.stepper.trace",
     "TraceError": "autograd_lab.stepper.trace",
     "step": "autograd_lab.stepper.view",
+    "record": "autograd_lab.stepper.record",
     "show_graph": "autograd_lab.stepper.graph_view",
     "jacobian": "autograd_lab.jacobians.view",
     "compare_storage": "autograd_lab.storage.view",
@@ -58,13 +59,10 @@ def __dir__():
 
 
 def load_ipython_extension(shell) -> None:
-    """Called by ``%load_ext autograd_lab``: register the magics, and install the recording's
-    registry (autograd_lab/stepper/registry.py: it wraps four of torch's methods)."""
+    """Called by ``%load_ext autograd_lab``: register the magics (nothing of torch is touched)."""
     from .magics import register
-    from .stepper.registry import install
 
     register(shell)
-    install()
 
 
 def unload_ipython_extension(shell) -> None:
@@ -75,6 +73,3 @@ def unload_ipython_extension(shell) -> None:
     if view is not None:
         view.explain_errors(False)
     unregister(shell)
-    registry = sys.modules.get("autograd_lab.stepper.registry")
-    if registry is not None:
-        registry.uninstall()  # torch's own methods back

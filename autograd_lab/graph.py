@@ -40,6 +40,32 @@ MAX_DEPTH = CRASH_DEPTH // 3
 NAMESPACE = re.compile(r"(?:\(anonymous namespace\)|[A-Za-z_]\w*)::")
 
 
+def deeper_than(root: Any, limit: int) -> bool:
+    """Whether a node of the graph below root (a tensor or a grad_fn) lies more than limit nodes
+    down, by breadth-first levels: it stops there, so the nodes further down are never reached
+    from Python (reaching them is what makes a very deep graph crash PyTorch when it is freed).
+
+    >>> x = torch.ones(1, requires_grad=True)
+    >>> (deeper_than((x * 2).sum(), 3), deeper_than((x * 2).sum(), 2))
+    (False, True)
+    """
+    fn = root.grad_fn if isinstance(root, torch.Tensor) else root
+    if fn is None:
+        return False
+    level, seen, depth = [fn], {fn}, 1
+    while level:
+        if depth > limit:
+            return True
+        below = []
+        for parent in level:
+            for child, _nr in parent.next_functions:
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    below.append(child)
+        level, depth = below, depth + 1
+    return False
+
+
 def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
     """Every node reachable from root (a tensor or a grad_fn), once each, with its next_functions.
 

@@ -17,6 +17,21 @@ def walk(fn):
     return seen
 
 
+def torch_attributes() -> dict:
+    """{(place, name): the object's identity} of every attribute of the places a guest in the
+    learner's torch must leave as they were. Submodules (torch imports some lazily) are left out."""
+    import types
+
+    import torch.utils.checkpoint
+
+    places = {"torch": torch, "torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
+              "torch.autograd": torch.autograd, "torch.autograd.function": torch.autograd.function,
+              "torch.autograd.Function": torch.autograd.Function, "torch.autograd.graph": torch.autograd.graph,
+              "torch.utils.checkpoint": torch.utils.checkpoint, "torch.nn.Module": torch.nn.Module}
+    return {(place, name): id(value) for place, obj in places.items() for name, value in list(vars(obj).items())
+            if not isinstance(value, types.ModuleType)}
+
+
 def hooks_on(fn) -> int:
     """How many post-hooks and pre-hooks a graph node carries (found through a probe handle)."""
     count = 0

@@ -12,12 +12,8 @@ from torch.utils.checkpoint import checkpoint
 
 import autograd_lab as al
 from autograd_lab.errors import LabInputError
-from autograd_lab.stepper import registry
-from autograd_lab.stepper.registry import STATE, install, uninstall
-from helpers import Cube, hooks_on, walk
+from helpers import Cube, hooks_on, torch_attributes, walk
 
-ORIGINAL_REGISTER = torch.Tensor.__dict__["register_hook"] if not STATE.installed else None  # torch's own
-ORIGINAL_NODE_REGISTER = torch.autograd.Function._register_hook if not STATE.installed else None
 LIMIT = 100_000  # bytes of text + HTML in one output
 
 
@@ -442,37 +438,6 @@ def check(case: Case):
         torch.testing.assert_close(got, want)
 
 
-@pytest.mark.parametrize("kind", ["retained in a closure", "retained module attribute", "tensor hook", "leaf hook",
-                                  "node pre-hook", "node post-hook", "module pre-hook", "checkpoint"])
-def test_the_registry_finds_what_was_made_before_the_lab_was_installed_and_after(kind):
-    uninstall()
-    assert "retain_grad" not in torch.Tensor.__dict__  # torch's own methods are back
-    assert torch.autograd.Function._register_hook is (ORIGINAL_NODE_REGISTER or registry._TORCH_NODE_REGISTER)
-    early = ZOO[kind]()  # before install: found by its one pass over the kernel's objects
-    install()
-    late = ZOO[kind]()  # after: found by the wrappers
-    check(early)
-    check(late)
-
-
-def test_the_lab_wraps_only_while_installed_and_registers_nothing_of_its_own():
-    install()
-    assert torch.Tensor.retain_grad is not torch._C.TensorBase.retain_grad
-    x = leaf(1., 2.)
-    y = x.exp()
-    # the nodes with hooks that earlier tests of this process still hold are not this test's business
-    before = {id(n) for n in STATE.node_hooks}
-    al.trace(y.sum(), names={})
-    assert {id(n) for n in STATE.node_hooks} <= before  # the recording's own node hooks are not the learner's
-    h = y.grad_fn.register_prehook(lambda g: None)
-    assert {id(n) for n in STATE.node_hooks} - before
-    h.remove()
-    uninstall()
-    assert torch.Tensor.register_hook is (ORIGINAL_REGISTER or registry._TORCH_REGISTER) and not STATE.installed
-    al.trace(y.sum(), names={})  # the next use installs again
-    assert STATE.installed
-
-
 def test_an_in_place_hook_does_not_rewrite_what_earlier_steps_recorded():
     case = _inplace_hook()
     t = al.trace(case.output, names=case.names)
@@ -528,14 +493,23 @@ def test_the_magic_gives_one_short_message_in_the_learners_words(ip, line, words
     assert x.grad is None and lin.weight.grad is None
 
 
-def test_load_ext_wraps_torchs_methods_and_unload_ext_puts_them_back(ip):
-    assert STATE.installed and torch.Tensor.__dict__["register_hook"] is registry._register_hook
+def test_load_ext_and_recordings_change_no_attribute_of_torch(ip):
     ip.run_line_magic("unload_ext", "autograd_lab")
-    assert not STATE.installed and "retain_grad" not in torch.Tensor.__dict__
-    assert torch.Tensor.register_hook is registry._TORCH_REGISTER
-    assert torch.autograd.Function._register_hook is registry._TORCH_NODE_REGISTER
+    before = torch_attributes()
     ip.run_line_magic("load_ext", "autograd_lab")
-    assert STATE.installed and torch.Tensor.retain_grad is registry._retain_grad
+    assert torch_attributes() == before
+    x = leaf(1., 2.)
+    y = x.exp()
+    y.retain_grad()
+    h = y.register_hook(lambda g: g * 2)
+    al.trace(y.sum(), names={})
+    repr(al.step(y.sum(), names={}))
+    with pytest.raises(LabInputError):  # a recording that ends by an error
+        al.trace(y.sum(), names={}, gradient=torch.ones(5))
+    h.remove()
+    ip.run_line_magic("unload_ext", "autograd_lab")
+    assert torch_attributes() == before
+    ip.run_line_magic("load_ext", "autograd_lab")
 
 
 # torch's engine entry points are never replaced: every value a recording shows comes from its one run
@@ -599,30 +573,30 @@ def in_a_fresh_process(code: str) -> str:
 def test_reloading_the_recording_leaves_the_learners_backward_working():
     """In a process of its own: a reload rebinds the module's classes for the rest of the process."""
     code = ("import importlib, torch, autograd_lab\n"
-            "from autograd_lab.stepper import registry, trace as recording\n"
+            "from autograd_lab.stepper import guard, recorder, trace as recording\n"
             "x = torch.tensor([1., 2.], requires_grad=True)\n"
             "recording.trace((x * x).sum(), names={})\n"
-            "importlib.reload(registry)\n"
-            "importlib.reload(recording)\n"
+            "for module in (guard, recorder, recording):\n"
+            "    importlib.reload(module)\n"
             "(x * 2).sum().backward()\n"
             "print(x.grad.tolist(), recording.trace((x * x).sum(), names={}).grad(x).tolist(), x.grad.tolist())")
     assert in_a_fresh_process(code) == "[2.0, 2.0] [2.0, 4.0] [2.0, 2.0]"
 
 
-def test_without_the_private_names_it_wraps_the_lab_still_loads_and_records():
-    """A torch without _HookMixin or _CheckpointFrame (private, may move): the registry leaves those
-    wrappers out, and recordings probe every node and search every graph instead."""
-    code = ("import torch, torch.autograd.function as f, torch.utils.checkpoint as c\n"
-            "del f._HookMixin, c._CheckpointFrame\n"
+def test_without_the_private_names_it_looks_up_the_lab_still_loads_and_records():
+    """A torch without _CheckpointFrame or _CachedTorchDispatchMode (private, may move): loading
+    needs neither; recordings search every graph for checkpointed values instead."""
+    code = ("import torch, torch.utils.checkpoint as c\n"
+            "del c._CheckpointFrame, c._CachedTorchDispatchMode\n"
             "import autograd_lab\n"
-            "from autograd_lab.stepper import registry\n"
-            "registry.install()\n"
+            "from IPython.testing.globalipapp import start_ipython\n"
+            "start_ipython().run_line_magic('load_ext', 'autograd_lab')\n"
             "x = torch.tensor([1., 2.], requires_grad=True)\n"
             "y = x * 3\n"
             "h = y.grad_fn.register_prehook(lambda g: (g[0] * 10,))\n"
             "t = autograd_lab.trace(y.sum(), names={'x': x})\n"
-            "print(registry.SEES_NODE_HOOKS, t.grad(x).tolist(), x.grad)")
-    assert in_a_fresh_process(code) == "False [30.0, 30.0] None"
+            "print(t.grad(x).tolist(), x.grad, [text for _node, text in t.hooks_ran])")
+    assert in_a_fresh_process(code) == "[30.0, 30.0] None ['your hook a lambda on node MulBackward0']"
 
 
 @pytest.mark.parametrize(("call", "words"), [

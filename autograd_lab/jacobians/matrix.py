@@ -3,8 +3,9 @@
 the vector-Jacobian product v @ J beside what backward(v) would accumulate.
 
 Nothing of the learner's is written: torch.autograd.grad returns gradients instead of adding them to
-.grad, and the .grad of their tensors that retain_grad() (which a grad() call would fill) is set aside
-and put back."""
+.grad, and what a grad() call still writes (the .grad of tensors that retain_grad(), however they
+are held), module buffers and the random state are set aside and put back by the stepper's guard
+(stepper/guard.py, guest())."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -14,7 +15,8 @@ import torch
 
 from ..errors import LabInputError
 from ..i18n import _, ngettext
-from ..names import learner_tensors
+from ..graph import snapshot
+from ..stepper.guard import guest
 
 # one grad() call per output element: past this many the loop is slow and the matrix unreadable
 MAX_OUTPUTS = 4096
@@ -95,7 +97,7 @@ def of_graph(y: torch.Tensor, x: torch.Tensor, v=None, names: Mapping | None = N
                               "to wait for. Take a slice, e.g. jacobian({y}[:10], {x}).").format(
                                   y=y_label, x=x_label, count=y.numel()))
     weights = _weights(v, y, y_label)
-    with _retained_grads_kept(names):
+    with guest(snapshot(y), nested=False):
         rows = []
         for i in range(y.numel()):
             e_i = torch.zeros(y.numel(), dtype=y.dtype, device=y.device)
@@ -202,18 +204,3 @@ def _numel(shape: tuple) -> int:
     return n
 
 
-class _retained_grads_kept:
-    """grad() fills the .grad of tensors that retain_grad() on its way: set the learner's aside and
-    put the same objects back."""
-
-    def __init__(self, names: Mapping | None):
-        self.kept = [(t, t.grad) for _, t in learner_tensors(names)
-                     if t.grad_fn is not None and t.retains_grad]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for t, g in self.kept:
-            t.grad = g
-        return False

@@ -104,6 +104,14 @@ def too_deep(graph: Graph, what: str) -> str | None:
         what=what, depth=depth, limit=MAX_DEPTH)
 
 
+def deeper_than_the_limit(what: str) -> str:
+    """Said when a graph is found deeper than MAX_DEPTH before the lab reached its deeper nodes."""
+    return _("{what}'s graph is more than {limit} nodes deep, more than the lab can record (PyTorch can crash "
+             "freeing so deep a graph once its nodes were reached from Python); nothing was changed: record a "
+             "shorter part, e.g. from h = t.detach().requires_grad_() for a tensor t part way along.").format(
+        what=what, limit=MAX_DEPTH)
+
+
 def reentrant_checkpoint(what: str) -> str:
     return _("{what} goes through torch.utils.checkpoint(..., use_reentrant=True), which runs a second backward "
              "of its own inside the first one: the lab cannot record that nested backward faithfully, and it "

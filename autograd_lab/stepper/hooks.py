@@ -1,6 +1,8 @@
 """The learner's own backward hooks during a recording: found, wrapped for the run so the lab can
 say which of them ran on which tensor or module and name the one that fails, and put back after
-(the same hook objects in the same dicts and lists, so hook counts never change).
+(the same hook objects in the same dicts and lists, in the same order, so hook counts never change:
+a hook that removed itself through its handle during the run is back, one that a hook added is
+gone).
 
 Their hooks run, as they would in backward(): a hook that changes a gradient changes what the
 engine sends on, and that is what the recording shows."""
@@ -14,9 +16,7 @@ from torch.utils.hooks import BackwardHook
 from ..graph import Graph, Node
 from ..i18n import _
 from ..names import learner_items, name_in
-
-MODULE_HOOK_NODE = "BackwardHookFunctionBackward"
-
+from .recorder import NESTED_LIMIT, NestedTooDeep
 
 class HookFailed(Exception):
     """A learner's hook raised or returned a gradient of the wrong shape: message names it."""
@@ -46,8 +46,10 @@ class LearnerHooks:
     def __init__(self, graph: Graph, hooked_tensors, names: Mapping, node_dicts):
         """node_dicts: (node, its dict of post- or pre-hooks, the key of the lab's own hook or None)."""
         self.ran: list[tuple[Node | None, str]] = []
-        self._dicts: list[tuple[dict, dict]] = []  # (a hook dict, its entries before the run)
+        self.kinds: dict[str, tuple[str, str]] = {}  # what a hook's run is called -> (its kind, its name)
+        self._dicts: list[tuple[dict, dict, object]] = []  # (a hook dict, its entries before, the lab's key)
         self._lists: list[tuple[BackwardHook, list, list]] = []
+        self._modules: list[tuple[dict, dict]] = []  # a module's own hook dicts and their entries
         for t in hooked_tensors:
             node = graph.node_of(t.grad_fn) if t.grad_fn is not None else _leaf_node(graph, t)
             where = name_in(names, t) or (node.label if node is not None and node.label else None)
@@ -55,23 +57,25 @@ class LearnerHooks:
                               if node is not None and not node.is_accumulator else _("a leaf"))
             self._wrap_dict(t._backward_hooks, node,
                             lambda h, w=where: _("your hook {hook} on {where}").format(hook=hook_name(h), where=w),
-                            _tensor_hook)
+                            _tensor_hook, "tensor")
         for node, hooks, own in node_dicts:
             owners = [o for o in (_backward_hook_of(h) for k, h in hooks.items() if k != own) if o is not None]
             for owner in owners:  # torch's own hooks that call the module's: wrap the module's
                 self._wrap_module(owner, node, names)
             if not owners:
                 self._wrap_dict(hooks, node, lambda h, n=node: _("your hook {hook} on node {node}").format(
-                    hook=hook_name(h), node=n.title), _node_hook, own)
+                    hook=hook_name(h), node=n.title), _node_hook, "node", own)
         self.any = bool(self._dicts or self._lists)
 
-    def _wrap_dict(self, hooks: dict, node, describe, wrapper, own=None):
+    def _wrap_dict(self, hooks: dict, node, describe, wrapper, kind: str, own=None):
         before = {k: h for k, h in hooks.items() if k != own}
         if not before:
             return
-        self._dicts.append((hooks, before))
+        self._dicts.append((hooks, before, own))
         for key, hook in before.items():
-            hooks[key] = wrapper(hook, node, describe(hook), self.ran)
+            what = describe(hook)
+            self.kinds[what] = (kind, hook_name(hook))
+            hooks[key] = wrapper(hook, node, what, self.ran)
 
     def _wrap_module(self, owner: BackwardHook, node: Node, names: Mapping):
         if any(o is owner for o, _posts, _pres in self._lists):
@@ -79,21 +83,35 @@ class LearnerHooks:
         name = module_name(owner.module, names)
         node.label = _("backward hook of {module}").format(module=name)
         self._lists.append((owner, owner.user_hooks, owner.user_pre_hooks))
-        owner.user_hooks = [_module_hook(h, node, _("your backward hook {hook} on module {module}").format(
-            hook=hook_name(h), module=name), self.ran) for h in owner.user_hooks]
-        owner.user_pre_hooks = [_module_pre_hook(h, node, _("your backward pre-hook {hook} on module {module}").format(
-            hook=hook_name(h), module=name), self.ran) for h in owner.user_pre_hooks]
+        module = owner.module
+        for hooks in (getattr(module, "_backward_hooks", None), getattr(module, "_backward_pre_hooks", None)):
+            if hooks is not None and all(hooks is not kept for kept, _entries in self._modules):
+                self._modules.append((hooks, dict(hooks)))
+        posts = [(h, _("your backward hook {hook} on module {module}").format(hook=hook_name(h), module=name))
+                 for h in owner.user_hooks]
+        pres = [(h, _("your backward pre-hook {hook} on module {module}").format(hook=hook_name(h), module=name))
+                for h in owner.user_pre_hooks]
+        for h, what in posts + pres:
+            self.kinds[what] = ("module", hook_name(h))
+        owner.user_hooks = [_module_hook(h, node, what, self.ran) for h, what in posts]
+        owner.user_pre_hooks = [_module_pre_hook(h, node, what, self.ran) for h, what in pres]
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        for hooks, before in self._dicts:
-            for key in list(hooks):
-                if key in before:
-                    hooks[key] = before[key]
+        for hooks, before, own in self._dicts:
+            mine = hooks.get(own) if own is not None else None
+            hooks.clear()
+            hooks.update(before)
+            if mine is not None:  # the lab's own hook, removed by its handle after this
+                hooks[own] = mine
         for owner, posts, pres in self._lists:
             owner.user_hooks, owner.user_pre_hooks = posts, pres
+        for hooks, before in self._modules:
+            if dict(hooks) != before or list(hooks) != list(before):
+                hooks.clear()
+                hooks.update(before)
         return False
 
 
@@ -133,6 +151,10 @@ def _call(hook, what, args):
         return hook(*args)
     except HookFailed:
         raise
+    except NestedTooDeep:
+        raise HookFailed(_("{hook} calls backward on the graph it is part of, which runs the hook again, and again: "
+                           "the recording stopped it after {count} rounds (your own backward() would not end "
+                           "either)").format(hook=what, count=NESTED_LIMIT)) from None
     except Exception as err:
         raise HookFailed(_("{hook} raised {error}: {message}").format(
             hook=what, error=type(err).__name__, message=" ".join(str(err).split()))) from err

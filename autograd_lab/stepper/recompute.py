@@ -83,13 +83,9 @@ as trace.checkpoint_holders before its run.
 
 def _frames_alive(trace: Any) -> bool:
     """Whether a checkpoint may hold values of the trace (else its nodes need no scan: some 10 ms per
-    thousand nodes). Told by the trace, or by the lab's registry of live checkpoint frames."""
+    thousand nodes). Told by the trace (its recording looked); anything else is searched."""
     told = getattr(trace, "checkpointed", None)
-    if told is not None:
-        return bool(told)
-    from .registry import SEES_FRAMES, STATE
-
-    return not SEES_FRAMES or any(True for _ in STATE.frames)
+    return True if told is None else bool(told)
 
 
 def packed_holders(nodes: Sequence) -> dict[Any, list[tuple[Any, Any]]]:

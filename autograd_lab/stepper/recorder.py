@@ -6,23 +6,37 @@ later (a hook that edits a gradient in place must not rewrite what earlier steps
 value a step shows comes from this one run: there is no second run to read a value later."""
 from __future__ import annotations
 
-from operator import methodcaller
+import threading
 
 import torch
 
 from ..graph import ACCUMULATOR
 from ..tensors import KEEP_WHOLE, Summary, keep
-from .registry import STATE, TorchRegistration
+
+#: how many backward runs learner code may start inside one recording, one inside another
+NESTED_LIMIT = 8
+
+
+class NestedTooDeep(RecursionError):
+    """More than NESTED_LIMIT backward runs started inside one another during a recording."""
+
 
 _current_node = torch._C._current_autograd_node  # the node the engine is running, from a hook
-_sequence_nr = methodcaller("_sequence_nr")
+_current_task = torch._C._current_graph_task_id  # which backward run that is
 
 
 class Recorder:
     """order: (node fn, grad_outputs, grad_inputs) per step, in the engine's order. copying: set
     before the run when the learner has hooks on the graph. hook: the one post-hook registered on
     every node of graph; it asks the engine which node is running (torch._C._current_autograd_node)
-    only when it needs the node, so that registering costs no closure per node.
+    only when it needs the node, so that registering costs no closure per node. captured(fn): the
+    hook placed on a leaf, when the recording runs torch.autograd.grad(inputs=leaves): the engine
+    then captures the leaf's gradient where its accumulator would run (and does not run it), and
+    the step is appended there.
+
+    Only the recording's own run is kept: the first step seen on the recording's thread fixes the
+    run (torch._C._current_graph_task_id); another thread's backward over the same nodes, or a
+    backward that learner code starts inside this one, leaves no step.
 
     >>> import torch
     >>> from ..graph import snapshot
@@ -43,8 +57,11 @@ class Recorder:
         # its summary is made once. Held only until that node runs (the engine holds it till then).
         sent: dict = {}
         append, copying, node_of, running = self.order.append, self.copying, graph.node_of, _current_node
+        ours = _own_run()
 
         def hook(grad_inputs, grad_outputs):
+            if not ours():
+                return
             fn = running()
             if copying[0]:  # a later hook of the learner's may edit a value in place: copies
                 if type(fn) is ACCUMULATOR:  # a leaf's gradient is the answer itself: kept whole
@@ -61,6 +78,35 @@ class Recorder:
                         break
             append((fn, grad_outputs, grad_inputs))
         self.hook = hook
+
+        def captured(fn):
+            def leaf_hook(grad):
+                if ours():
+                    append((fn, (grad.detach().clone() if copying[0] else grad,), ()))
+            return leaf_hook
+        self.captured = captured
+
+
+def _own_run():
+    """A function telling whether the node running now belongs to the recording's own run: the first
+    step seen on the recording's thread fixes the run; a run started inside it on that thread (a
+    learner's hook calling backward on its own graph) is counted, and bounded, as it would not end."""
+    task: list[int | None] = [None]
+    owner, ident, nested = threading.get_ident(), threading.get_ident, set()
+
+    def ours() -> bool:
+        now = _current_task()
+        if now == task[0]:
+            return True
+        if ident() == owner:
+            if task[0] is None:
+                task[0] = now
+                return True
+            nested.add(now)
+            if len(nested) > NESTED_LIMIT:
+                raise NestedTooDeep(NESTED_LIMIT)
+        return False
+    return ours
 
 
 def _arrived(node, grads: tuple, sent: dict) -> tuple:
@@ -99,33 +145,49 @@ def _noop(*args):
     return None
 
 
-def hook_every_node(graph, recording: Recorder, handles: list, probe_all: bool) -> list:
-    """Hook every node with the recorder (handles collected for removal); return the nodes' hook
-    dicts that also hold the learner's hooks, as (node, dict, the lab's own key or None)."""
+def hook_every_node(graph, recording: Recorder, handles: list, capture: bool) -> list:
+    """Hook every node with the recorder (handles collected for removal), but not the accumulators
+    when capture (the run captures the leaves' gradients instead of running them); return the
+    nodes' hook dicts that also hold the learner's hooks, as (node, dict, the lab's own key or
+    None). A node's pre-hooks are seen only by registering one: each node is probed once."""
     node_dicts = []
-    old_leaves, made_before = STATE.old_leaves, STATE.before_seq
-    fns, hook, first = list(graph.fns), recording.hook, len(handles)
-    with TorchRegistration():  # the lab's own hooks stay out of the registry
-        for fn in fns:  # appended one by one: a failure midway still removes what was added
-            handles.append(fn.register_hook(hook))
-        # a node hook of the learner's can be only where one was registered since the registry was
-        # installed (probe_all), or on a node made before it (unseen): a leaf of old_leaves, or a
-        # node with a smaller sequence number (an accumulator's is the largest there is)
-        if probe_all:
-            probed = fns
-        else:
-            old = {id(fn) for fn in graph.accumulators() if fn.variable in old_leaves} if old_leaves else set()
-            probed = [] if not old and min(map(_sequence_nr, fns)) >= made_before else [
-                fn for fn in fns if id(fn) in old or fn._sequence_nr() < made_before]
-        handle_of = dict(zip(fns, handles[first:], strict=True)) if probed else {}
-        for fn in probed:
-            node, handle = graph.node_of(fn), handle_of[fn]
-            posts = handle.hooks_dict_ref()
-            if len(posts) > 1:
-                node_dicts.append((node, posts, handle.id))
-            probe = fn.register_prehook(_noop)
-            pres = probe.hooks_dict_ref()
-            probe.remove()
-            if pres:
-                node_dicts.append((node, pres, None))
+    for fn in graph.fns:  # appended one by one: a failure midway still removes what was added
+        if capture and type(fn) is ACCUMULATOR:
+            continue
+        handle = fn.register_hook(recording.hook)
+        handles.append(handle)
+        posts = handle.hooks_dict_ref()
+        if len(posts) > 1:
+            node_dicts.append((graph.node_of(fn), posts, handle.id))
+        probe = fn.register_prehook(_noop)
+        pres = probe.hooks_dict_ref()
+        probe.remove()
+        if pres:
+            node_dicts.append((graph.node_of(fn), pres, None))
     return node_dicts
+
+
+def capture_leaves(graph, recording: Recorder, handles: list, leaves: list) -> None:
+    """A hook on each of those leaves of graph, after the learner's own: it sees the gradient the
+    engine captures."""
+    wanted = {id(t) for t in leaves}
+    for fn in graph.accumulators():
+        leaf = fn.variable
+        if id(leaf) not in wanted:
+            continue
+        had = leaf._backward_hooks
+        handles.append(_LeafHandle(leaf, leaf.register_hook(recording.captured(fn)), had is None))
+
+
+class _LeafHandle:
+    """The capture hook on a leaf, removed as it came: a leaf that had no hooks has none after."""
+
+    __slots__ = ("handle", "leaf", "none_before")
+
+    def __init__(self, leaf, handle, none_before: bool):
+        self.leaf, self.handle, self.none_before = leaf, handle, none_before
+
+    def remove(self) -> None:
+        self.handle.remove()
+        if self.none_before and not self.leaf._backward_hooks:
+            self.leaf._backward_hooks = None

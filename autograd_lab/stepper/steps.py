@@ -2,6 +2,8 @@
 (a recording of a 10,000-node graph would otherwise make 10,000 objects no one might read)."""
 from __future__ import annotations
 
+import weakref
+
 import torch
 
 from ..graph import Graph, Node
@@ -10,9 +12,10 @@ from ..tensors import keep
 
 class Step:
     """One node the engine ran. A plain class with slots: a walk of a big graph makes thousands.
-    trace is the Trace it belongs to."""
+    trace is the Trace it belongs to, held weakly: a trace holds its steps, and a step holding its
+    trace back would make a cycle that keeps the learner's graph alive until the collector runs."""
 
-    __slots__ = ("grad_after", "grad_before", "grad_inputs", "grad_outputs", "index", "node", "trace")
+    __slots__ = ("_trace", "grad_after", "grad_before", "grad_inputs", "grad_outputs", "index", "node")
 
     def __init__(self, index: int, node: Node, grad_outputs: tuple, grad_inputs: tuple, trace):
         self.index = index  # 0-based position in the engine's order
@@ -21,7 +24,12 @@ class Step:
         self.grad_inputs = grad_inputs  # what the node sends on, aligned with node.next (none for an accumulator)
         self.grad_before: object = None  # accumulator only: the leaf's .grad before this backward
         self.grad_after: object = None  # accumulator only: what backward() would leave in .grad
-        self.trace = trace
+        self._trace = weakref.ref(trace) if trace is not None else None
+
+    @property
+    def trace(self):
+        """The Trace this step belongs to (None once it is gone)."""
+        return self._trace() if self._trace is not None else None
 
     @property
     def name(self) -> str:
@@ -30,7 +38,8 @@ class Step:
     @property
     def ready(self) -> tuple:
         """The nodes that were ready to run when this one was picked (itself included)."""
-        return self.trace.ready_at(self.index)
+        trace = self.trace
+        return trace.ready_at(self.index) if trace is not None else ()
 
     @property
     def leaf(self) -> torch.Tensor | None:
