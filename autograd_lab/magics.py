@@ -8,6 +8,7 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 
 from .i18n import N_, _
+from .display import show
 from .magic_spec import Flag, Magic, Returned, bind, brackets_open, evaluate
 
 
@@ -81,6 +82,18 @@ def _backward_profile(magic, expr, opts, shell, cell):
     return profile_cell(shell, cell, **{k: v for k, v in opts.items() if k in ("steps", "warmup", "budget")})
 
 
+def _record(magic, expr, opts, shell, cell):
+    from .explain.context import compile_cell
+    from .stepper.record import Record
+
+    body, last = compile_cell(shell, cell, "record")
+    with Record(names=shell.user_ns) as rec:
+        exec(body, shell.user_global_ns, shell.user_ns)
+        value = eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
+    show(rec)
+    return Returned(value)
+
+
 MAGICS = (
     Magic("backward", False, "z", N_("Step through z.backward() node by node: each node the engine ran, in "
           "its order, with the gradients it really computed. Nothing of yours changes unless --apply."),
@@ -108,6 +121,10 @@ MAGICS = (
                 "on and show the cell's line whose forward op saved the value (repeats the cell's "
                 "side effects)"))),
           "%%explain\nz.backward()\nz.backward()"),
+    Magic("record", True, "", N_("Run the cell as it is and record each backward() or grad() call it makes: "
+          "your own backward, for real (.grad written, hooks run once, the graph freed, as your code does), "
+          "shown step by step after the cell. %backward records one beside yours and changes nothing."), _record,
+          example="%%record\nloss = (w * x).sum()\nloss.backward()"),
     Magic("backward_profile", True, "", N_("Run one training step (the cell, ending in a loss) several "
           "times and time forward and backward of each, with the graph's size, which of your variables "
           "carries history across steps, and the verdict. Runs your backward for real: .grad fills up."),

@@ -12,6 +12,7 @@ from ..text import esc, html_table
 from .recompute import recomputations
 from .rules import learner_function
 from .trace import Step, Trace
+from .yours import yours_line
 
 # Bounds that keep every output small whatever the graph: a walk longer than ROWS shows HEAD steps,
 # the WINDOW around the current one and TAIL, and a node with many inputs names the first PARTS.
@@ -157,6 +158,9 @@ def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = Non
     hide_after limits the rows to the steps already revealed (prediction mode)."""
     shown = len(trace.steps) if hide_after is None else hide_after
     lines = [title]
+    yours = yours_line(trace)
+    if yours:
+        lines.append(yours)
     rows, current = _window(trace, shown, index)
     lines.append(table(headers(), rows, marks={current: ">"} if current is not None else {}))
     note = _rest_note(trace, shown)
@@ -189,6 +193,9 @@ def walk_html(trace: Trace, title: str, index: int, hide_after: int | None = Non
     shown = len(trace.steps) if hide_after is None else hide_after
     rows, current = _window(trace, shown, index)
     html = html_table(headers(), rows, caption=title, highlight={current} if current is not None else set())
+    yours = yours_line(trace)
+    if yours:
+        html = f"<p class=\"agl-yours\">{esc(yours)}</p>" + html
     for extra in (_rest_note(trace, shown), own_backward_line(trace), recompute_line(trace), hooks_line(trace),
                   meta_line(trace)):
         if extra:

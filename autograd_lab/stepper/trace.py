@@ -1,34 +1,41 @@
 """Record one real backward(): every node the engine ran, in the order it ran them, with the
-gradients that arrived and the gradients it sent on, accumulators included.
+gradients that arrived and the gradients it sent on.
 
-The recording runs the engine for real (torch.autograd.backward with retain_graph=True) with one
-post-hook per node, and gives back everything it touched (guard.py): every .grad it would write, the
-post-accumulate-grad hooks, buffers and the random state are set aside and put back, so the
-learner's tensors, their versions and their graph are as before. The learner's own tensor and module
-hooks run, as in backward(), and the trace says which ran (hooks.py). With apply=True the recording
-is the learner's backward itself: one run that writes .grad and frees the graph as backward() does."""
+The recording runs the engine once, for real, on the learner's graph: torch.autograd.grad(output,
+inputs=leaves, retain_graph=True) with one post-hook per node. Every value a step shows comes
+from that run. The engine then writes no leaf's .grad and runs no post-accumulate-grad hook: it
+captures each leaf's gradient where the leaf's accumulator would run, and the accumulator's step is
+made from what it captured (marked as such). What the run may still change of the learner's is set
+aside and put back (guard.py): the .grad of retain_grad() tensors, module buffers, hooks that
+remove themselves, what a backward started by their code writes, the random state. The learner's
+own tensor and module hooks run, as in backward(), and the trace says what of theirs ran
+(hooks.py). Nothing of torch is replaced.
+
+With apply=True the recording is the learner's backward itself: one run of backward() that writes
+.grad, runs every hook once and frees the graph as backward() does."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import torch
-
 import warnings
 
+import torch
+
 from ..errors import LabInputError
-from ..graph import Graph, collector_paused, snapshot
+from ..graph import MAX_DEPTH, Graph, collector_paused, deeper_than, snapshot
 from ..i18n import _
 from ..names import caller_names, name_in
-from .failures import REENTRANT_CHECKPOINT, TraceError, check_input, explain, reentrant_checkpoint
-
-__all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
-from .guard import Found, SetAside, install
+from .failures import (REENTRANT_CHECKPOINT, TraceError, check_input, deeper_than_the_limit, explain,
+                       reentrant_checkpoint, too_deep)
+from .guard import NestedBackward, SetAside, find, held_interrupts, learner_code_may_run, refused_selective
 from .ready import Replay
 from .recompute import packed_holders
-from .recorder import Recorder, hook_every_node
-from .hooks import HookFailed, LearnerHooks
+from .recorder import NESTED_LIMIT, NestedTooDeep, Recorder, capture_leaves, hook_every_node
+from .hooks import HookFailed, LearnerHooks, module_name
 from .steps import Step, accumulated, steps_of
+
+__all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
 
 
 @dataclass(eq=False)
@@ -51,15 +58,34 @@ class Trace:
     # accumulators whose leaf held a .grad before: (grad_before, grad_after), worked out in the run
     # (the learner may change their .grad later)
     accumulated: dict = field(default_factory=dict, repr=False)
+    # the leaves' gradients were captured by torch.autograd.grad where their accumulators would
+    # run (the accumulators themselves did not run: no .grad written, no post-accumulate hook)
+    captured: bool = False
+    checkpointed: bool = False  # a live non-reentrant checkpoint held values of the graph
+    # the module buffers that learner code running inside the recording changed, put back (names)
+    put_back: list = field(default_factory=list, repr=False)
+    # what the learner's hooks' runs are called -> (kind, hook name); {node fn: saved values its
+    # learner's unpack hooks unpack}: what ran of theirs (yours.py)
+    hook_kinds: dict = field(default_factory=dict, repr=False)
+    unpacks: dict = field(default_factory=dict, repr=False)
+    own: bool = False  # the learner's own backward() or grad() call, recorded by record()
     _steps: list | None = field(default=None, repr=False)
 
     @property
     def steps(self) -> list[Step]:
         """The steps in the engine's order (made on first use: a recording would make one per node)."""
         if self._steps is None:
-            with collector_paused():
+            with held_interrupts(), collector_paused():
                 self._steps = steps_of(self)
         return self._steps
+
+    @property
+    def yours(self) -> list:
+        """What of the learner's own code ran in the recording, by kind (yours.Ran: kind, count,
+        a few names): hooks, a Function's backward, unpack hooks, a checkpoint's forward."""
+        from .yours import ran_of_yours
+
+        return ran_of_yours(self)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -125,55 +151,141 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
                               "Nothing was changed.").format(kind=type(label).__name__))
     if names is None:
         names = caller_names()
-    install()
     what = label or name_in(names, output) or _("the output")
     gradient = check_input(output, gradient, what)
-    with collector_paused():  # a recording makes a few objects per node and no garbage
+    # Ctrl-C held while the lab's code runs (guard.py); a recording makes a few objects per node and
+    # no garbage
+    if deeper_than(output, MAX_DEPTH):  # before the lab reaches the deeper nodes
+        raise TraceError(deeper_than_the_limit(what))
+    with held_interrupts(), collector_paused():
         graph = snapshot(output, names)
+        refused = too_deep(graph, what)
+        if refused:
+            raise TraceError(refused)
         if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds):
             raise TraceError(reentrant_checkpoint(what))
         # A freed graph is found by the engine itself when it reaches the first freed node.
         return _record(output, gradient, graph, names, what, apply, retain_graph)
 
 
+def record_call(output, run, names: Mapping, label: str | None = None, captured=()) -> Trace | None:
+    """Record the learner's own backward() or grad() call as they made it: run() makes the call (its
+    result is the caller's to keep), with the recorder's hooks on output's graph; .grad is written,
+    hooks run once and the graph is freed exactly as their call does. captured: the leaves a grad()
+    call asks for (their accumulators do not run: their steps are what the engine captured).
+    Returns the trace, or None when the call cannot be recorded (then run() was called as it is).
+    The learner's own errors reach them unchanged."""
+    what = label or name_in(names, output) or _("the output")
+    if not isinstance(output, torch.Tensor) or output.grad_fn is None or deeper_than(output, MAX_DEPTH):
+        run()
+        return None
+    with held_interrupts(), collector_paused():
+        graph = snapshot(output, names)
+        if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds) or too_deep(graph, what):
+            run()
+            return None
+        t = _record(output, None, graph, names, what, True, False, run=run, captured=captured)
+    t.own = True
+    return t
+
+
 def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bool,
-            retain_graph: bool) -> Trace:
-    found = Found(graph)
-    recording = Recorder(graph)
+            retain_graph: bool, run=None, captured=()) -> Trace:
     handles: list = []
     holders = None
+    hooks = None
+    aside = None
     try:
-        node_dicts = hook_every_node(graph, recording, handles, found.probe_all)
-        kept_leaf_grads = [fn.variable.grad for fn in graph.accumulators()]
+        found = find(graph)
+        if found.selective and not apply:  # a recording beside theirs would use up its one backward
+            raise TraceError(refused_selective(what))
+        leaves = [fn.variable for fn in graph.accumulators()]
+        kept_leaf_grads = [leaf.grad for leaf in leaves]
+        capture = not apply and bool(leaves)
+        if run is not None and captured:  # the learner's grad() call: it accumulates nothing
+            wanted = {id(t) for t in captured}
+            leaves, capture, kept_leaf_grads = [t for t in leaves if id(t) in wanted], True, [None] * len(leaves)
+        recording = Recorder(graph)
+        node_dicts = hook_every_node(graph, recording, handles, capture)
         with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
             # error that follows is explained instead
             warnings.filterwarnings("ignore", message="Error detected in")
             recording.copying[0] = hooks.any
+            if capture:
+                capture_leaves(graph, recording, handles, leaves)
+            learner = learner_code_may_run(graph, found, bool(node_dicts))
             if apply:
                 kept_leaf_grads = [None if g is None else g.detach().clone() for g in kept_leaf_grads]
                 # read before the run: backward() frees what the nodes saved, and the checkpoints'
                 # placeholders that tell where a forward ran again
                 holders = packed_holders(graph.nodes) if found.checkpoint else None
                 _read_saved(graph)
-                torch.autograd.backward(output, gradient, retain_graph=retain_graph)
+                if run is not None:
+                    run()
+                else:
+                    torch.autograd.backward(output, gradient, retain_graph=retain_graph)
             else:
-                with SetAside(graph, found):
-                    torch.autograd.backward(output, gradient, retain_graph=True)
+                with SetAside(found, buffers=learner) as aside:
+                    _run(output, gradient, leaves if capture else (), aside if learner else None)
                     if found.checkpoint:  # reading a checkpointed value runs its forward again
                         _read_saved(graph)
-    except HookFailed as err:
-        fix = (_("{failure}. Fix the hook or remove it (h.remove() on the handle register_hook returned).") if apply
-               else _("{failure}. Fix the hook or remove it (h.remove() on the handle register_hook returned); "
-                      "nothing of yours was changed."))
-        raise TraceError(fix.format(failure=err)) from None
-    except Exception as err:  # the engine's own error, or a custom Function's: one paragraph
-        raise TraceError(explain(err, what, graph, names, apply)) from None
+    except Exception as err:
+        told = _told(err, what, graph, names, apply, own=run is not None)
+        if told is None:
+            raise
+        raise told from None
     finally:
         for handle in handles:
             handle.remove()
     return Trace(output, gradient, graph, recording.order, names, hooks_ran=hooks.ran, applied=apply,
-                 checkpoint_holders=holders, accumulated=accumulated(graph, recording.order, kept_leaf_grads))
+                 checkpoint_holders=holders, accumulated=accumulated(graph, recording.order, kept_leaf_grads),
+                 captured=capture, checkpointed=found.checkpoint,
+                 put_back=[f"{module_name(m, names)}.{b}" for m, b in aside.put_back] if aside is not None else [],
+                 hook_kinds=hooks.kinds, unpacks=found.unpacks)
+
+
+def _told(err: Exception, what: str, graph: Graph, names: Mapping, apply: bool, own: bool) -> Exception | None:
+    """What a recording that failed raises instead of err (None: err itself). The learner's own
+    call (record()) gives them their own error, a hook's included; a recording gives one paragraph."""
+    if own:
+        return err.__cause__ if isinstance(err, HookFailed) and isinstance(err.__cause__, Exception) else None
+    if isinstance(err, TraceError):
+        return None
+    if isinstance(err, HookFailed):
+        fix = (_("{failure}. Fix the hook or remove it (h.remove() on the handle register_hook returned).") if apply
+               else _("{failure}. Fix the hook or remove it (h.remove() on the handle register_hook returned); "
+                      "nothing of yours was changed."))
+        return TraceError(fix.format(failure=err))
+    if isinstance(err, NestedTooDeep):
+        return TraceError(_("Code of yours inside the backward (a Function's backward, or a hook) starts a backward, "
+                            "which starts another, again and again: the recording stopped it after {count} rounds "
+                            "(your own backward() would not end either). Nothing of yours was changed.").format(
+                                count=NESTED_LIMIT))
+    # the engine's own error, or a custom Function's: one paragraph
+    return TraceError(explain(err, what, graph, names, apply))
+
+
+# The engine itself, called below torch.autograd.grad: the interception of a backward started by
+# learner code (a TorchFunctionMode) must be on the stack while the engine runs, and grad() would
+# hand its own call to that mode, which steps aside while it handles a call.
+_ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
+
+
+def _run(output, gradient, leaves, aside) -> None:
+    """The recording's one engine run: the leaves' gradients captured (no accumulator runs, no
+    .grad written), or with no leaf a backward that writes nothing. aside, when learner code may run
+    inside the engine, takes what a backward started by that code writes."""
+    if aside is None or _ENGINE is None:
+        if leaves:
+            torch.autograd.grad(output, leaves, gradient, retain_graph=True, allow_unused=True)
+        else:
+            torch.autograd.backward(output, gradient, retain_graph=True)
+        return
+    if gradient is None:
+        gradient = torch.ones_like(output, memory_format=torch.preserve_format)
+    with NestedBackward(aside):
+        _ENGINE.run_backward((output,), (gradient,), True, False, tuple(leaves), True, not leaves)
 
 
 def _read_saved(graph: Graph) -> None:

@@ -9,6 +9,7 @@ from ..display import View, evaluate_typed, live, scrolling
 from ..errors import LabInputError
 from ..i18n import _, ngettext
 from ..names import caller_names, name_in
+from ..text import esc
 from .draw import Drawing, Layout
 from .faces import applied_text, recent_html, walk_html, walk_text
 from .live_view import RELEASED, Released, release_widget, released_html, supersede
@@ -16,6 +17,7 @@ from .panel_faces import next_prompt, panel_html, panel_text, unread_html, verdi
 from .predict import Verdict, compare, judged
 from .trace import Trace, trace as record
 from .windows import NextWindow
+from .yours import yours_line
 
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
 
@@ -112,6 +114,11 @@ class Stepper(View):
     @property
     def title(self) -> str:
         n = len(self.trace.steps)
+        if getattr(self.trace, "own", False):
+            return ngettext("your own backward of {name}, run for real (.grad written, hooks run, as your code does): "
+                            "{count} step in the order the engine ran them",
+                            "your own backward of {name}, run for real (.grad written, hooks run, as your code does): "
+                            "{count} steps in the order the engine ran them", n).format(name=self.label, count=n)
         return ngettext("backward of {name}: {count} step in the order the engine ran them",
                         "backward of {name}: {count} steps in the order the engine ran them", n).format(
             name=self.label, count=n)
@@ -191,6 +198,9 @@ class Stepper(View):
         # side by side while both fit; a wide figure takes the row and the panel goes under it
         figure_and_panel = w.HBox([scrolling(self._image), self._panel], layout=w.Layout(flex_flow="row wrap"))
         children = [controls, figure_and_panel, self._log]
+        yours = yours_line(self.trace)
+        if yours:
+            children.insert(0, _classed(w.HTML(value=f"<p>{esc(yours)}</p>"), "agl-yours"))
         if self.predicting:
             self._answer = w.Text(placeholder=_("what does the next node send on? e.g. [0.5, 1.0]"),
                                   layout=w.Layout(width="420px"))
