@@ -144,7 +144,9 @@ def evaluate(shell, expr: str, magic: Magic, what: str = "expression"):
             error=err)) from None
     except SyntaxError as err:
         raise magic.error(_("'{expr}' is not a Python expression ({error})").format(expr=expr, error=err.msg)) from None
-    except Exception as err:  # the learner's expression failed: say so, in one line
+    except BaseException as err:  # the learner's expression failed (Ctrl-C included): say so, in one line
+        if isinstance(err, SystemExit):
+            raise
         raise UsageError(_("evaluating '{expr}' raised {type}: {error}").format(
             expr=expr, type=type(err).__name__, error=message(err))) from None
 

@@ -24,9 +24,24 @@ def freed_message(what: str) -> str:
              "{what}.backward(retain_graph=True), which keeps the saved values alive.").format(what=what)
 
 
+# How PyTorch's message starts when a saved value was changed in place after it was saved.
+EDITED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+class EditedInPlace:
+    """Stands for a saved value changed in place since it was saved: torch refuses to give it back
+    (and the learner's own backward will fail on it)."""
+
+    def __repr__(self) -> str:
+        return _("(changed in place since it was saved: torch no longer gives it back, and your backward() "
+                 "will fail on it)")
+
+    __str__ = __repr__
+
+
 def saved_values(fn: Any) -> tuple[dict[str, Any], bool]:
     """What a node saved for backward ({"self": x, ...} from its _saved_* attributes), and whether
-    an earlier backward freed them. Errors other than "freed" (a saved value edited in place since)
+    an earlier backward freed them. A value changed in place since is an EditedInPlace; other errors
     are raised.
 
     >>> x = torch.ones(2, requires_grad=True)
@@ -44,6 +59,8 @@ def saved_values(fn: Any) -> tuple[dict[str, Any], bool]:
         except RuntimeError as err:
             if FREED in str(err):
                 freed = True
+            elif EDITED in str(err):
+                saved[attr[len("_saved_"):]] = EditedInPlace()
             else:
                 raise
     return saved, freed

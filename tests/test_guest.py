@@ -309,3 +309,26 @@ def test_a_trace_and_its_steps_make_no_cycle_so_the_graph_is_freed_with_the_last
         assert kept() is None and output() is None  # freed by reference counting alone, no collector needed
     finally:
         gc.enable()
+
+
+def test_a_saved_value_edited_after_the_recording_is_told_in_the_panel_and_the_widget_keeps_going():
+    x = leaf(1., 2., 3.)
+    stepper = al.step((x ** 2).sum(), names={"x": x})
+    widget = stepper.widget
+    with torch.no_grad():
+        x.mul_(10)
+    for index in range(1, len(stepper.trace.steps) + 1):
+        stepper.buttons["next"].click()
+        assert stepper.index == index and f"Step {index} of" in stepper._panel.value
+    stepper.goto(2)
+    assert "self=(changed in place since it was saved" in stepper.panel()
+    assert widget is stepper.widget
+
+
+def test_an_expression_that_raises_keyboardinterrupt_is_one_short_message(ip):
+    from IPython.core.error import UsageError
+
+    ip.user_ns["stop"] = lambda: (_ for _ in ()).throw(KeyboardInterrupt)
+    with pytest.raises(UsageError) as err:
+        ip.run_line_magic("backward", "stop()")
+    assert "raised KeyboardInterrupt" in str(err.value) and "\n" not in str(err.value)
