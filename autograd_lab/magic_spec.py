@@ -129,6 +129,7 @@ MISSING = {
     "tensor to backward": N_("give the tensor to backward to look at"),
     "gradient": N_("give the gradient to look at"),
     "weights": N_("give the weights to look at"),
+    "inputs": N_("give the tensors the gradient is wanted for, e.g. --inputs w or --inputs [w,b]"),
 }
 
 

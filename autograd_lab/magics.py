@@ -20,8 +20,9 @@ def _backward(magic, expr, opts, shell):
 
     output = evaluate(shell, expr, magic, "tensor to backward")
     gradient = evaluate(shell, opts["gradient"], magic, "gradient") if "gradient" in opts else None
+    inputs = evaluate(shell, opts["inputs"], magic, "inputs") if "inputs" in opts else None
     return step(output, gradient=gradient, predict=opts.get("predict", False),
-                apply=opts.get("apply", False), names=shell.user_ns, label=expr)
+                apply=opts.get("apply", False), names=shell.user_ns, label=expr, inputs=inputs)
 
 
 def _graph(magic, expr, opts, shell):
@@ -99,7 +100,9 @@ MAGICS = (
           "its order, with the gradients it really computed. Nothing of yours changes unless --apply."),
           _backward, (Flag("gradient", "expr", N_("the starting gradient, shaped like z (for a non-scalar z)"), "g"),
                       Flag("predict", None, N_("ask for your prediction before each step is revealed")),
-                      Flag("apply", None, N_("also accumulate into .grad, as z.backward() does"))),
+                      Flag("apply", None, N_("also accumulate into .grad, as z.backward() does")),
+                      Flag("inputs", "expr", N_("as backward(inputs=...): only the nodes on a path to these "
+                                                "tensors run, and only they get a gradient"), "w")),
           "z = (x ** 2).mean()\n%backward z"),
     Magic("graph", False, "z", N_("Draw z's backward graph once, with where backprop stops and why."), _graph,
           example="%graph z"),

@@ -12,7 +12,7 @@ def magic(name):
 
 
 def test_usage_and_docstring_come_from_the_table(ip):
-    assert BY_NAME["backward"].usage() == "%backward z [--gradient g] [--predict] [--apply]"
+    assert BY_NAME["backward"].usage() == "%backward z [--gradient g] [--predict] [--apply] [--inputs w]"
     assert BY_NAME["backward_profile"].usage().startswith("%%backward_profile [--steps N] [--warmup N]")
     for m in MAGICS:
         kind = "cell" if m.cell else "line"

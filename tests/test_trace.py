@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from autograd_lab import TraceError, trace
+from autograd_lab.errors import LabInputError
 from helpers import assert_unchanged, hooks_on, state, walk
 
 
@@ -311,3 +312,57 @@ def test_a_sparse_embedding_graph_shows_its_big_gradients():
     torch.testing.assert_close(got, want)
     assert all("not kept" not in repr(s.grad_outputs) for s in t.steps)
     assert emb.weight.grad is None
+
+
+# -- backward(inputs=...): only the nodes on a path to the inputs run -------------------------------
+
+def _two_leaves():
+    a = torch.tensor([1., 2.], requires_grad=True)
+    b = torch.tensor([3., 4.], requires_grad=True)
+    part = a * 1
+
+    def outside(g):
+        raise ValueError("a hook outside b's part of the graph")
+
+    part.register_hook(outside)  # backward(inputs=[b]) never runs it
+    return a, b, (part * b).sum() + (b ** 2).sum()
+
+
+def test_inputs_records_only_what_leads_to_them_with_the_engines_gradients():
+    a, b, z = _two_leaves()
+    t = trace(z, names={"a": a, "b": b}, inputs=[b])
+    assert t.grad(b).tolist() == torch.autograd.grad(z, b, retain_graph=True)[0].tolist()
+    assert t.grad(a) is None and a.grad is None and b.grad is None
+    ran = {s.node for s in t.steps}
+    assert all(node in ran for ready in t.ready_sets() for node in ready)
+    assert "MulBackward0" in [s.name for s in t.steps] and len(ran) < len(t.graph.nodes)
+
+
+def test_inputs_with_apply_writes_the_grad_of_the_inputs_alone_as_backward_does():
+    from autograd_lab import step
+
+    a, b, z = _two_leaves()
+    _a2, b2, z2 = _two_leaves()
+    z2.backward(inputs=[b2])
+    step(z, names={"a": a, "b": b}, inputs=b, apply=True)
+    assert a.grad is None and b.grad.tolist() == b2.grad.tolist()
+
+
+def test_the_magic_takes_inputs(ip):
+    from IPython.utils.capture import capture_output
+
+    a, b, z = _two_leaves()
+    ip.user_ns.update(a=a, b=b, z=z)
+    with capture_output() as shown:
+        ip.run_line_magic("backward", "z --inputs b")
+    text = "\n".join(o.data["text/plain"] for o in shown.outputs)
+    assert "gradients for the leaves: b: [7.0000, 10.0000]" in text and "(a)" not in text and b.grad is None
+
+
+@pytest.mark.parametrize(("inputs", "words"), [(3, "inputs takes a tensor or a list"),
+                                                (torch.ones(2, requires_grad=True), "is not in the graph of")])
+def test_inputs_that_are_not_in_the_graph_are_one_short_message(inputs, words):
+    a, b, z = _two_leaves()
+    with pytest.raises(LabInputError) as err:
+        trace(z, names={"a": a, "b": b}, inputs=inputs)
+    assert words in str(err.value) and "Nothing was changed" in str(err.value) and a.grad is None

@@ -71,7 +71,7 @@ def test_an_unexpected_failure_is_one_chinese_line(zh, seeded, monkeypatch):
 
 
 def test_usage_lines_keep_the_code_and_word_the_rest(zh):
-    assert BY_NAME["backward"].usage() == "%backward z [--gradient g] [--predict] [--apply]"
+    assert BY_NAME["backward"].usage() == "%backward z [--gradient g] [--predict] [--apply] [--inputs w]"
     assert BY_NAME["explain"].usage() == "%%explain [--original] [--anomaly]  （下面接单元格的代码）"
 
 
@@ -120,14 +120,15 @@ def test_a_figure_stands_in_as_chinese_text(zh):
 
 
 ENGLISH = [
-    ("backward", "", "give the tensor to backward to look at. Usage: %backward z [--gradient g] [--predict] [--apply]"),
+    ("backward", "", "give the tensor to backward to look at. Usage: %backward z [--gradient g] [--predict] "
+                     "[--apply] [--inputs w]"),
     ("backward", "x +", "'x +' is not a Python expression (invalid syntax). Usage: %backward z [--gradient g] "
-                        "[--predict] [--apply]"),
+                        "[--predict] [--apply] [--inputs w]"),
     ("backward", "1/0", "evaluating '1/0' raised ZeroDivisionError: division by zero"),
     ("backward", "'abc", "cannot read the line (No closing quotation). Usage: %backward z [--gradient g] [--predict] "
-                         "[--apply]"),
+                         "[--apply] [--inputs w]"),
     ("backward", "z --gradient nope", "name 'nope' is not defined: run the cell that creates it first, or check the "
-                                      "spelling. Usage: %backward z [--gradient g] [--predict] [--apply]"),
+                                      "spelling. Usage: %backward z [--gradient g] [--predict] [--apply] [--inputs w]"),
     ("graph", "", "give the tensor to look at. Usage: %graph z"),
     ("graph", "z --x", "unknown option --x (options: none). Usage: %graph z"),
     ("jacobian", "y x --v", "--v needs a value. Usage: %jacobian y x [--v v]"),

@@ -2,8 +2,8 @@
 stake, and the nodes whose saved values are gone or changed, titled with the learner's labels."""
 from __future__ import annotations
 
-from ..graph import walk
-from ..saved import FREED, saved_values
+from ..graph import short_name, walk
+from ..saved import EDITED, FREED, EditedInPlace, saved_values
 from ..names import learner_tensors
 from . import context as c
 
@@ -13,7 +13,7 @@ def _labels(names) -> dict:
 
 
 def _title(node, labels) -> str:
-    name = node.name().replace("torch::autograd::", "")
+    name = short_name(node)
     return f"{name} ({labels[node]})" if node in labels else name
 
 
@@ -23,8 +23,10 @@ def _failing_saves(root, needle: str, names) -> list[str]:
     labels, found = _labels(names), []
     for node, _edge in walk(root):
         try:
-            hit = saved_values(node)[1] and needle == FREED
-        except RuntimeError as err:  # saved_values raises every error but "freed"
+            saved, freed = saved_values(node)
+            hit = (freed and needle == FREED) or (needle in EDITED and any(
+                isinstance(v, EditedInPlace) for v in saved.values()))
+        except RuntimeError as err:  # saved_values raises every other error
             hit = needle in str(err)
         if hit:
             found.append(_title(node, labels))

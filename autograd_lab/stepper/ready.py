@@ -22,6 +22,7 @@ class Replay:
 
     def __init__(self, graph: Graph, steps: list):
         self.graph, self.steps = graph, steps
+        self.ran = {step.node for step in steps}
         self.sets: list[tuple] = []
         self._waiting: dict | None = None
         self._ready: set = set()
@@ -36,7 +37,7 @@ class Replay:
             sets.append(tuple(sorted(ready, key=lambda n: -n.seq)))
             ready.discard(step.node)
             for child, _ in step.node.next:
-                if child is None:
+                if child is None or child not in self.ran:  # not on a path to inputs=: never queued
                     continue
                 waiting[child] -= 1
                 if waiting[child] == 0:

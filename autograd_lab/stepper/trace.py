@@ -69,6 +69,8 @@ class Trace:
     hook_kinds: dict = field(default_factory=dict, repr=False)
     unpacks: dict = field(default_factory=dict, repr=False)
     own: bool = False  # the learner's own backward() or grad() call, recorded by record()
+    # backward(inputs=...): the tensors the gradient was asked for (None: every leaf)
+    inputs: tuple | None = field(default=None, repr=False)
     _steps: list | None = field(default=None, repr=False)
 
     @property
@@ -116,7 +118,7 @@ class Trace:
         """Accumulate into .grad for real, as output.backward(gradient) does (once: a trace recorded
         with apply=True already did)."""
         if not self.applied:
-            torch.autograd.backward(self.output, self.gradient, retain_graph=retain_graph)
+            torch.autograd.backward(self.output, self.gradient, retain_graph=retain_graph, inputs=self.inputs)
             self.applied = True
 
     def __repr__(self) -> str:
@@ -126,12 +128,14 @@ class Trace:
 
 
 def trace(output, gradient=None, names: Mapping | None = None, label: str | None = None,
-          apply: bool = False, retain_graph: bool = False) -> Trace:
+          apply: bool = False, retain_graph: bool = False, inputs=None) -> Trace:
     """Run output.backward(gradient) once for real and record every step the engine took.
 
     names maps the learner's variable names to values (default: the caller's variables); it labels
     the nodes. label is what the learner typed for output (messages use it). apply=True makes the
     run the learner's own backward: .grad is written and the graph freed unless retain_graph.
+    inputs, as in backward(inputs=...): a tensor or a sequence of them; only the nodes on a path to
+    them run, and only their gradients are kept (.grad of those alone with apply=True).
 
     >>> x = torch.tensor([1., 2., 3.], requires_grad=True, dtype=torch.double)
     >>> t = trace((x ** 2).mean())
@@ -155,6 +159,7 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     gradient = check_input(output, gradient, what)
     # Ctrl-C held while the lab's code runs (guard.py); a recording makes a few objects per node and
     # no garbage
+    inputs = _inputs(inputs, names)
     if deeper_than(output, MAX_DEPTH):  # before the lab reaches the deeper nodes
         raise TraceError(deeper_than_the_limit(what))
     with held_interrupts(), collector_paused():
@@ -164,8 +169,10 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
             raise TraceError(refused)
         if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds):
             raise TraceError(reentrant_checkpoint(what))
+        if inputs is not None:
+            _check_inputs(inputs, graph, names, what)
         # A freed graph is found by the engine itself when it reaches the first freed node.
-        return _record(output, gradient, graph, names, what, apply, retain_graph)
+        return _record(output, gradient, graph, names, what, apply, retain_graph, inputs=inputs)
 
 
 def record_call(output, run, names: Mapping, label: str | None = None, captured=()) -> Trace | None:
@@ -189,8 +196,29 @@ def record_call(output, run, names: Mapping, label: str | None = None, captured=
     return t
 
 
+def _inputs(inputs, names: Mapping) -> tuple | None:
+    """inputs= as a tuple of tensors, or a LabInputError saying what to pass."""
+    if inputs is None:
+        return None
+    given = (inputs,) if isinstance(inputs, torch.Tensor) else inputs
+    if not isinstance(given, (tuple, list)) or not given or not all(isinstance(t, torch.Tensor) for t in given):
+        raise LabInputError(_("inputs takes a tensor or a list of tensors the gradient is wanted for, e.g. "
+                              "inputs=[w]; got {kind}. Nothing was changed.").format(kind=type(inputs).__name__))
+    return tuple(given)
+
+
+def _check_inputs(inputs: tuple, graph: Graph, names: Mapping, what: str) -> None:
+    leaves = {id(fn.variable) for fn in graph.accumulators()}
+    for t in inputs:
+        inside = id(t) in leaves if t.grad_fn is None else t.grad_fn in graph.fns
+        if not (t.requires_grad and inside):
+            raise LabInputError(_("{input} is not in the graph of {what} (it is not one of the tensors {what} was "
+                                  "computed from with requires_grad=True): backward(inputs=...) takes those. "
+                                  "Nothing was changed.").format(input=name_in(names, t) or _("an input"), what=what))
+
+
 def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bool,
-            retain_graph: bool, run=None, captured=()) -> Trace:
+            retain_graph: bool, run=None, captured=(), inputs: tuple | None = None) -> Trace:
     handles: list = []
     holders = None
     hooks = None
@@ -205,6 +233,9 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
         if run is not None and captured:  # the learner's grad() call: it accumulates nothing
             wanted = {id(t) for t in captured}
             leaves, capture, kept_leaf_grads = [t for t in leaves if id(t) in wanted], True, [None] * len(leaves)
+        elif inputs is not None:  # backward(inputs=...): only those leaves are reached
+            wanted = {id(t) for t in inputs}
+            leaves = [t for t in leaves if id(t) in wanted]
         recording = Recorder(graph)
         node_dicts = hook_every_node(graph, recording, handles, capture)
         with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
@@ -224,10 +255,10 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
                 if run is not None:
                     run()
                 else:
-                    torch.autograd.backward(output, gradient, retain_graph=retain_graph)
+                    torch.autograd.backward(output, gradient, retain_graph=retain_graph, inputs=inputs)
             else:
                 with SetAside(found, buffers=learner) as aside:
-                    _run(output, gradient, leaves if capture else (), aside if learner else None)
+                    _run(output, gradient, inputs or (leaves if capture else ()), aside if learner else None)
                     if found.checkpoint:  # reading a checkpointed value runs its forward again
                         _read_saved(graph)
     except Exception as err:
@@ -242,7 +273,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
                  checkpoint_holders=holders, accumulated=accumulated(graph, recording.order, kept_leaf_grads),
                  captured=capture, checkpointed=found.checkpoint,
                  put_back=[f"{module_name(m, names)}.{b}" for m, b in aside.put_back] if aside is not None else [],
-                 hook_kinds=hooks.kinds, unpacks=found.unpacks)
+                 hook_kinds=hooks.kinds, unpacks=found.unpacks, inputs=inputs)
 
 
 def _told(err: Exception, what: str, graph: Graph, names: Mapping, apply: bool, own: bool) -> Exception | None:
@@ -273,9 +304,10 @@ _ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
 
 
 def _run(output, gradient, leaves, aside) -> None:
-    """The recording's one engine run: the leaves' gradients captured (no accumulator runs, no
-    .grad written), or with no leaf a backward that writes nothing. aside, when learner code may run
-    inside the engine, takes what a backward started by that code writes."""
+    """The recording's one engine run: the gradients of leaves (every leaf, or the inputs asked for)
+    captured (no accumulator runs, no .grad written), or with no leaf a backward that writes nothing.
+    aside, when learner code may run inside the engine, takes what a backward started by that code
+    writes."""
     if aside is None or _ENGINE is None:
         if leaves:
             torch.autograd.grad(output, leaves, gradient, retain_graph=True, allow_unused=True)

@@ -244,7 +244,7 @@ class Stepper(View):
 
 
 def step(output, gradient=None, predict: bool = False, apply: bool = False,
-         names: Mapping | None = None, label: str | None = None) -> Stepper:
+         names: Mapping | None = None, label: str | None = None, inputs=None) -> Stepper:
     """Record output.backward(gradient) and return a stepper over it (shown as a widget).
 
     >>> import torch
@@ -257,7 +257,7 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
         names = caller_names()
     label = label or name_in(names, output) or _("the output")
     # --apply: the recording is the learner's backward itself (one engine run, graph freed)
-    recorded = record(output, gradient, names=names, label=label, apply=apply)
+    recorded = record(output, gradient, names=names, label=label, apply=apply, inputs=inputs)
     stepper = Stepper(recorded, predict=predict, apply=apply, label=label)
     if not live():
         return stepper.end() if apply else stepper  # no widget to step through: the whole walk at once
