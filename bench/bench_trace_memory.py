@@ -9,14 +9,22 @@ own short-lived buffers come on top, as they do for a plain backward). The refer
 of the gradients backward() leaves in the leaves' .grad (numel * element_size of each parameter).
 Goal (issue 8): at most 2x. Reference value 1.0: the leaf gradients are what the trace must keep.
 
-Two models: the 1000-node MLP of common.big_model() (200 x Linear(64)+Tanh, batch 32), the goal's
-subject, and for contrast the transformer of benchmark 1 (big gradients become summaries)."""
+Subjects: the 1000-node MLP of common.big_model() (200 x Linear(64)+Tanh, batch 32), the goal's
+first subject; the GRU and the conv net of families.py (their big gradients become summaries in the
+run); and for contrast the transformer of benchmark 1. One RESULT field per subject, each with the
+goal. The recording captures each leaf's gradient where its accumulator would run (the engine runs
+torch.autograd.grad(inputs=leaves)): the accumulator's step holds that gradient, counted as a leaf
+gradient."""
 from __future__ import annotations
 
 import common
 import torch
 
 import autograd_lab
+
+import families
+
+GOAL = 2.0
 
 
 def held_bytes(trace) -> dict[str, int]:
@@ -44,24 +52,29 @@ def held_bytes(trace) -> dict[str, int]:
     return sizes
 
 
-def measure(label: str, model, loss) -> float:
-    for p in model.parameters():
+def measure(label: str, leaves, loss) -> float:
+    leaves = common.leaves_of(leaves)
+    for p in leaves:
         p.grad = None
     recorded = autograd_lab.trace(loss, names={})
-    grads = sum(p.numel() * p.element_size() for p in model.parameters())
+    grads = sum(p.numel() * p.element_size() for p in leaves)
     sizes = held_bytes(recorded)
     total = sum(sizes.values())
-    parts = ", ".join(f"{k} {v / 2**20:.2f} MiB" for k, v in sizes.items())
-    print(f"{label}: {len(recorded.steps)} steps; leaf gradients {grads / 2**20:.2f} MiB; "
-          f"the trace holds {total / 2**20:.2f} MiB ({parts}); ratio {total / grads:.2f}")
+    parts = ", ".join(f"{k} {v / 2**20:.3f} MiB" for k, v in sizes.items())
+    print(f"{label}: {len(recorded.steps)} steps; leaf gradients {grads / 2**20:.3f} MiB; "
+          f"the trace holds {total / 2**20:.3f} MiB ({parts}); ratio {total / grads:.2f}")
     return total / grads
 
 
 def main():
     print(common.machine())
-    big = measure("1000-node MLP 200 x Linear(64)+Tanh, batch 32", *common.big_model())
-    tf = measure("2 x TransformerEncoderLayer(256), sequence 64, batch 8", *common.transformer())
-    print(common.result(("trace_memory_1000_nodes", big, 2.0), ("trace_memory_transformer", tf, None)))
+    by_key = {f.key: f for f in families.FAMILIES}
+    subjects = [("trace_memory_1000_nodes", "1000-node MLP 200 x Linear(64)+Tanh, batch 32", common.big_model),
+                ("trace_memory_gru", f"GRU: {by_key['gru'].description}", by_key["gru"].build),
+                ("trace_memory_conv", f"conv: {by_key['conv'].description}", by_key["conv"].build),
+                ("trace_memory_transformer", "2 x TransformerEncoderLayer(256), sequence 64, batch 8",
+                 common.transformer)]
+    print(common.result(*((key, measure(label, *build()), GOAL) for key, label, build in subjects)))
 
 
 if __name__ == "__main__":

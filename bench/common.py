@@ -6,6 +6,7 @@ times: the candidates run in turns, round after round, in the same process, and 
 the ratio of their medians."""
 from __future__ import annotations
 
+import gc
 import os
 import statistics
 import sys
@@ -43,13 +44,15 @@ def timed(fn) -> float:
 def side_by_side(candidates: dict, repeat: int, warmup: int = 2, tidy=None) -> dict[str, list[float]]:
     """Run every candidate once per round, in turns, for warmup + repeat rounds; return the
     timings (seconds) of the measured rounds. Interleaving spreads the machine's drift evenly.
-    tidy, if given, runs after each candidate, untimed (e.g. gc.collect)."""
+    tidy, if given, runs after each candidate, untimed (e.g. gc.collect); a dict {name: fn} runs
+    fn after that candidate only."""
     times = {name: [] for name in candidates}
     for r in range(warmup + repeat):
         for name, fn in candidates.items():
             t = timed(fn)
-            if tidy is not None:
-                tidy()
+            after = tidy.get(name) if isinstance(tidy, dict) else tidy
+            if after is not None:
+                after()
             if r >= warmup:
                 times[name].append(t)
     return times
@@ -76,6 +79,40 @@ def result(*items: tuple) -> str:
             text += f" goal<={goal:g} {verdict(value, goal)}"
         parts.append(text)
     return "RESULT " + " ".join(parts)
+
+
+# A learner's kernel holds many objects, and a recording makes one pass over all of them (the
+# guard's find()): measured once on this machine (2026-12-02), a fresh ipykernel after `import
+# torch, matplotlib, matplotlib.pyplot, ipywidgets, IPython` held 246,210 gc-tracked objects,
+# 247,993 after `%load_ext autograd_lab`. BENCH_KERNEL_OBJECTS=0 measures the bare process.
+KERNEL_OBJECTS = int(os.environ.get("BENCH_KERNEL_OBJECTS", "250000"))
+_BALLAST: list = []
+
+
+def kernel_sized(target: int = KERNEL_OBJECTS) -> str:
+    """Make this process hold about as many gc-tracked objects as a learner's kernel: import what
+    a kernel has imported (ipykernel, IPython, ipywidgets, matplotlib with its inline backend), then,
+    if still short of target, hold empty lists (each one tracked object) up to it. Returns a line
+    saying the counts."""
+    bare = len(gc.get_objects())
+    if target <= 0:
+        return f"gc-tracked objects: {bare:,} (BENCH_KERNEL_OBJECTS=0: the bare process, nothing added)"
+    import importlib
+
+    for name in ("IPython", "ipykernel.ipkernel", "ipykernel.kernelapp", "ipywidgets", "matplotlib.pyplot",
+                 "matplotlib_inline.backend_inline"):
+        importlib.import_module(name)
+    imported = len(gc.get_objects())
+    _BALLAST.extend([] for _ in range(max(0, target - imported)))
+    held = len(gc.get_objects())
+    return (f"gc-tracked objects: {bare:,} after the benchmark's imports, {imported:,} after a kernel's "
+            f"(ipykernel, IPython, ipywidgets, matplotlib), {held:,} with {len(_BALLAST):,} empty lists "
+            f"added (a learner's kernel holds about 250,000)")
+
+
+def load() -> tuple[float, float, float]:
+    """The machine's load average (1, 5 and 15 minutes)."""
+    return os.getloadavg()
 
 
 def machine() -> str:

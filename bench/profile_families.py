@@ -5,7 +5,8 @@ window. Not run by `make bench` (it prints call trees, not RESULT lines).
     .venv/bin/python -m pip install -c constraints.txt -e '.[bench]'
     .venv/bin/python bench/profile_families.py [family ...]
 
-One thread, as in the benchmark. Each profile is taken after a warm-up of the same work."""
+One thread and a kernel's count of objects, as in the benchmark. Each profile is taken after a
+warm-up of the same work."""
 from __future__ import annotations
 
 import sys
@@ -47,6 +48,7 @@ def window_move(loss):
 
 
 def main(keys):
+    print(common.kernel_sized())  # as many objects as a kernel: a recording passes over all of them
     for family in families.FAMILIES:
         if keys and family.key not in keys:
             continue
