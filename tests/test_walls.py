@@ -239,3 +239,16 @@ def test_a_gradient_sent_to_meta_is_not_told_as_a_meta_output():
     assert "got meta" in str(err)  # expected device cpu but got meta: z itself is on the cpu
     said = explain(err, "z", snapshot(z))
     assert "lives on the meta device" not in said and "BadBackward" in said
+
+
+def test_a_nested_tensor_is_one_short_message():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch says nested tensors are a prototype
+        nt = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], requires_grad=True)
+    y = nt * 2
+    with pytest.raises(LabInputError) as err:
+        al.trace(y, names={"y": y})
+    said = str(err.value)
+    assert said.startswith("y is a nested tensor") and "to_padded_tensor" in said and "\n" not in said

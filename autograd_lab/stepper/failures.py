@@ -36,6 +36,11 @@ def check_input(output, gradient, what: str = "the output"):
         raise TraceError(_(
             "{what} is of type {kind}, not a tensor. Pass the tensor you would call .backward() on, e.g. "
             "z = (x ** 2).mean(), then %backward z.").format(what=what, kind=type(output).__name__))
+    if output.is_nested:
+        raise TraceError(_(
+            "{what} is a nested tensor (torch.nested): the lab steps through backwards of ordinary, sparse and "
+            "meta tensors. Step through a padded copy instead, e.g. %backward {code}.to_padded_tensor(0.).sum(). "
+            "Nothing was changed.").format(what=what, code=code))
     if output.grad_fn is None and not (output.is_floating_point() or output.is_complex()):
         raise TraceError(_(
             "{what} has dtype {dtype}: an integer (or bool) result, such as argmax, argmin, a comparison or a "

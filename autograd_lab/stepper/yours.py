@@ -67,7 +67,7 @@ def _part(ran: Ran) -> str:
                            "{count} saved values unpacked by your unpack hooks", n),
         "checkpoint": ngettext("{count} checkpointed forward run again", "{count} checkpointed forwards run again", n),
     }[ran.kind].format(count=n)
-    return f"{what} ({', '.join(ran.names)})" if ran.names else what
+    return _("{what} ({names})").format(what=what, names=", ".join(ran.names)) if ran.names else what
 
 
 def yours_line(trace) -> str | None:
