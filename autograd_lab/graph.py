@@ -40,6 +40,23 @@ MAX_DEPTH = CRASH_DEPTH // 3
 NAMESPACE = re.compile(r"(?:\(anonymous namespace\)|[A-Za-z_]\w*)::")
 
 
+def root_fns(root: Any) -> list[Any]:
+    """The node functions a backward starts from: of one tensor or grad_fn, or of several (a
+    tuple or list of them, as torch.autograd.backward takes), each once, in order, None left out.
+
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> y = x * 2
+    >>> [fn.name() for fn in root_fns((y.sum(), y, x))]
+    ['SumBackward0', 'MulBackward0']
+    """
+    out: list[Any] = []
+    for item in root if isinstance(root, (tuple, list)) else (root,):
+        fn = item.grad_fn if isinstance(item, torch.Tensor) else item
+        if fn is not None and fn not in out:
+            out.append(fn)
+    return out
+
+
 def deeper_than(root: Any, limit: int) -> bool:
     """Whether a node of the graph below root (a tensor or a grad_fn) lies more than limit nodes
     down, by breadth-first levels: it stops there, so the nodes further down are never reached
@@ -49,10 +66,8 @@ def deeper_than(root: Any, limit: int) -> bool:
     >>> (deeper_than((x * 2).sum(), 3), deeper_than((x * 2).sum(), 2))
     (False, True)
     """
-    fn = root.grad_fn if isinstance(root, torch.Tensor) else root
-    if fn is None:
-        return False
-    level, seen, depth = [fn], {fn}, 1
+    level = root_fns(root)
+    seen, depth = set(level), 1
     while level:
         if depth > limit:
             return True
@@ -67,7 +82,8 @@ def deeper_than(root: Any, limit: int) -> bool:
 
 
 def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
-    """Every node reachable from root (a tensor or a grad_fn), once each, with its next_functions.
+    """Every node reachable from root (a tensor or a grad_fn, or several: root_fns), once each,
+    with its next_functions.
 
     The one walk over a backward graph in the lab: depth first, children in next_functions order,
     iterative (a 10,000-step loop must not hit Python's recursion limit). A node is yielded once
@@ -77,10 +93,8 @@ def walk(root: Any) -> Iterator[tuple[Any, tuple[tuple[Any, int], ...]]]:
     >>> [fn.name() for fn, _ in walk((x * 2).sum())]
     ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
     """
-    fn = root.grad_fn if isinstance(root, torch.Tensor) else root
-    if fn is None:
-        return
-    seen, stack = {fn}, [fn]
+    roots = root_fns(root)
+    seen, stack = set(roots), list(reversed(roots))
     while stack:
         fn = stack.pop()
         edges = fn.next_functions
@@ -160,13 +174,14 @@ class Node:
 
 
 class Graph:
-    """The backward graph of one tensor. fns (every node function, in walk order) and kinds are
-    there at once: a recording needs no more. The Nodes (ids, names, labels, edges) are made when
-    first asked for (nodes, node_of, leaves...): a recording that no one looks at never makes them."""
+    """The backward graph of one tensor, or of several outputs backwarded together. fns (every node
+    function, in walk order) and kinds are there at once: a recording needs no more. The Nodes
+    (ids, names, labels, edges) are made when first asked for (nodes, node_of, leaves...): a
+    recording that no one looks at never makes them."""
 
     def __init__(self, root_fn: Any, labels: tuple[dict[Any, str], dict[int, str]]):
-        self._root_fn, self._labels = root_fn, labels
-        self.fns: dict[Any, None] = dict.fromkeys([fn for fn, _edges in walk(root_fn)])
+        self._root_fns, self._labels = root_fns(root_fn), labels
+        self.fns: dict[Any, None] = dict.fromkeys([fn for fn, _edges in walk(self._root_fns)])
         self._nodes: list[Node] | None = None
         self._node_by_fn: dict[Any, Node] = {}
         self._accumulators: list[Any] | None = None
@@ -180,7 +195,7 @@ class Graph:
     def nodes(self) -> list[Node]:
         if self._nodes is None:
             with collector_paused():
-                self._nodes = _made(self._root_fn, self._labels, self._node_by_fn)
+                self._nodes = _made(self._root_fns, self._labels, self._node_by_fn)
         return self._nodes
 
     @property
@@ -204,7 +219,14 @@ class Graph:
 
     @property
     def root(self) -> Node:
+        """The node of the (first) output."""
         return self.nodes[0]
+
+    @property
+    def roots(self) -> list[Node]:
+        """The nodes of the outputs, in the order given (one unless several outputs were backwarded)."""
+        by_fn = self._by_fn
+        return [by_fn[fn] for fn in self._root_fns]
 
     def node_of(self, fn: Any) -> Node | None:
         return self._by_fn.get(fn) if fn in self.fns else None
@@ -230,7 +252,8 @@ class Graph:
         """
         if self._longest is None:
             longest = dict.fromkeys(self.nodes, 0)  # the nodes on the longest path from the root to each
-            longest[self.root] = 1
+            for root in self.roots:
+                longest[root] = 1
             for node in self.topological():
                 down = longest[node] + 1
                 for child, _nr in node.next:
@@ -242,7 +265,7 @@ class Graph:
     def topological(self) -> Iterator[Node]:
         """Nodes so that each comes after every node that sends it a gradient (breadth first)."""
         waiting = self.dependencies()
-        queue = deque([self.root])
+        queue = deque(root for root in self.roots if waiting[root] == 0)
         while queue:
             node = queue.popleft()
             yield node
@@ -266,20 +289,20 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def snapshot(output: torch.Tensor, names: Mapping[str, object] | None = None) -> Graph:
-    """Walk output.grad_fn and record the graph. names maps the learner's variable names to values.
+def snapshot(output: Any, names: Mapping[str, object] | None = None) -> Graph:
+    """Walk output.grad_fn (or, for a tuple of outputs, each one's) and record the graph. names maps
+    the learner's variable names to values.
 
     >>> x = torch.tensor([1., 2.], requires_grad=True)
     >>> [n.name for n in snapshot((x * x).sum(), {"x": x}).nodes]
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
-    root_fn = output.grad_fn
-    if root_fn is None:
+    if not root_fns(output):
         raise ValueError(_("the tensor has no grad_fn"))
-    return Graph(root_fn, learner_labels(names))
+    return Graph(output, learner_labels(names))
 
 
-def _made(root_fn: Any, labels: tuple[dict[Any, str], dict[int, str]], by_fn: dict[Any, Node]) -> list[Node]:
+def _made(roots: list[Any], labels: tuple[dict[Any, str], dict[int, str]], by_fn: dict[Any, Node]) -> list[Node]:
     """The graph's Nodes: walk()'s order fused with making them (one pass over the edges); a node is
     made on the edge that first meets it, which gives its id (held to walk()'s by
     tests/test_trace_property.py)."""
@@ -298,7 +321,7 @@ def _made(root_fn: Any, labels: tuple[dict[Any, str], dict[int, str]], by_fn: di
             node.label = node_labels.get(fn)
         return node
 
-    stack = [visit(root_fn)]
+    stack = list(reversed([visit(fn) for fn in roots]))
     pop, push = stack.pop, stack.extend
     while stack:
         node = pop()

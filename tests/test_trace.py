@@ -366,3 +366,31 @@ def test_inputs_that_are_not_in_the_graph_are_one_short_message(inputs, words):
     with pytest.raises(LabInputError) as err:
         trace(z, names={"a": a, "b": b}, inputs=inputs)
     assert words in str(err.value) and "Nothing was changed" in str(err.value) and a.grad is None
+
+
+# -- several outputs with their gradients, as torch.autograd.backward(tensors, grad_tensors) --------
+
+def test_several_outputs_are_recorded_with_the_engines_gradients():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    a, b = x * 2, x ** 3
+    y = a.sum()  # an output that another output (a) feeds
+    for outputs, grads in (((a, b), (torch.ones(2), torch.tensor([1., 10.]))), ((y, a), (None, torch.ones(2)))):
+        t = trace(outputs, gradient=grads, names={"x": x, "a": a, "b": b, "y": y})
+        torch.testing.assert_close(t.grad(x), torch.autograd.grad(outputs, x, grads, retain_graph=True)[0])
+        assert [s.name for s in t.steps][-1] == "AccumulateGrad" and x.grad is None
+        assert len(t.steps) == len(t.graph.nodes) == 3
+
+
+def test_several_outputs_need_one_gradient_each_and_the_magic_takes_a_tuple(ip):
+    from IPython.utils.capture import capture_output
+
+    x = torch.tensor([1., 2.], requires_grad=True)
+    a, b = x * 2, x ** 3
+    with pytest.raises(LabInputError) as err:
+        trace((a, b), gradient=torch.ones(2), names={})
+    assert "give one gradient for each" in str(err.value)
+    ip.user_ns.update(x=x, a=a, b=b, torch=torch)
+    with capture_output() as shown:
+        ip.run_line_magic("backward", "(a, b) --gradient (torch.ones(2), torch.ones(2)) --apply")
+    text = "\n".join(o.data["text/plain"] for o in shown.outputs)
+    assert "gradients for the leaves: x: [5.0000, 14.0000]" in text and x.grad.tolist() == [5., 14.]

@@ -42,7 +42,7 @@ class Layout:
 
     def __init__(self, graph: Graph):
         self.graph = graph
-        row = {graph.root: 0}
+        row = dict.fromkeys(graph.roots, 0)
         for node in graph.topological():
             for child, _nr in node.next:
                 if child is not None:

@@ -183,7 +183,8 @@ def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = Non
 
 
 def meta_line(trace: Trace) -> str | None:
-    if trace.output.device.type != "meta":
+    first = trace.output[0] if isinstance(trace.output, tuple) else trace.output
+    if first.device.type != "meta":
         return None
     return _("a graph on the meta device: its tensors have shapes and dtypes but no values, so the walk shows "
              "the engine's order and the shapes it sent on, not numbers")

@@ -47,7 +47,8 @@ def panel_lines(trace: Trace, index: int) -> list[tuple[str, str]]:
     n = len(trace.steps)
     if index == 0:
         first = trace.steps[0].node.title if trace.steps else _("nothing")
-        gradient = fmt(trace.gradient) if trace.gradient is not None else "1"
+        given = trace.gradient if isinstance(trace.gradient, tuple) else (trace.gradient,)
+        gradient = "; ".join(fmt(g) if g is not None else "1" for g in given)
         return [(_("Before backward"), _("{count} steps to go. backward() starts at {first}, with gradient "
                                          "{gradient} (d output / d output).").format(count=n, first=first,
                                                                                       gradient=gradient))]

@@ -30,7 +30,9 @@ class Replay:
     def at(self, index: int) -> tuple:
         """The nodes that were ready when step index (0-based) was picked, itself included."""
         if self._waiting is None:
-            self._waiting, self._ready = self.graph.dependencies(), {self.graph.root}
+            self._waiting = self.graph.dependencies()
+            # the outputs' gradients are given at once: an output no other node sends to is ready
+            self._ready = {root for root in self.graph.roots if self._waiting[root] == 0}
         sets, steps, waiting, ready = self.sets, self.steps, self._waiting, self._ready
         while len(sets) <= index:
             step = steps[len(sets)]

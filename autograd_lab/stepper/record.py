@@ -45,7 +45,7 @@ class _Calls(TorchFunctionMode):
 class Record(View):
     """What record() gives: steppers (the first KEEP_FIRST recorded calls and the last one), count
     (every backward or grad call the block made), unrecorded (calls run but not recorded: several
-    outputs, or an output without a graph)."""
+    without a graph, or one too deep to record)."""
 
     def __init__(self, names: Mapping | None = None):
         self.names = names
@@ -72,14 +72,14 @@ class Record(View):
         self.count += 1
         bound = inspect.signature(func).bind(*args, **kwargs)
         outputs = bound.arguments.get(_CALLS[func])
-        if isinstance(outputs, (tuple, list)) and len(outputs) == 1:
-            outputs = outputs[0]
+        if isinstance(outputs, (tuple, list)):
+            outputs = outputs[0] if len(outputs) == 1 else tuple(outputs)
         result: list = []
 
         def run():
             result.append(func(*args, **kwargs))
 
-        if not isinstance(outputs, torch.Tensor):
+        if not isinstance(outputs, (torch.Tensor, tuple)):
             self.unrecorded += 1
             run()
             return result[0]
@@ -109,8 +109,8 @@ class Record(View):
             line += _("; shown: the first {first} and the last; {rest} more were recorded and counted").format(
                 first=KEEP_FIRST, rest=recorded - len(self.steppers))
         if self.unrecorded:
-            line += ngettext("; {count} could not be recorded (several outputs, or no graph) and ran as it is",
-                             "; {count} could not be recorded (several outputs, or no graph) and ran as they are",
+            line += ngettext("; {count} could not be recorded (no graph, or one too deep) and ran as it is",
+                             "; {count} could not be recorded (no graph, or one too deep) and ran as they are",
                              self.unrecorded).format(count=self.unrecorded)
         return line
 

@@ -23,7 +23,7 @@ import warnings
 import torch
 
 from ..errors import LabInputError
-from ..graph import MAX_DEPTH, Graph, collector_paused, deeper_than, snapshot
+from ..graph import MAX_DEPTH, Graph, collector_paused, deeper_than, root_fns, snapshot
 from ..i18n import _
 from ..names import caller_names, name_in
 from .failures import (REENTRANT_CHECKPOINT, TraceError, check_input, deeper_than_the_limit, explain,
@@ -42,8 +42,8 @@ __all__ = ["Step", "Trace", "TraceError", "check_input", "trace"]
 class Trace:
     """The recording of one backward. trace.steps in engine order; trace.grad(leaf) per leaf."""
 
-    output: torch.Tensor = field(repr=False)
-    gradient: torch.Tensor | None = field(repr=False)
+    output: torch.Tensor | tuple = field(repr=False)  # several outputs: a tuple, as backward() takes them
+    gradient: torch.Tensor | tuple | None = field(repr=False)
     graph: Graph = field(repr=False)
     # what the recorder appended, (fn, grad_outputs, grad_inputs) per step: the steps are made
     # from it when first asked for (steps)
@@ -156,7 +156,7 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     if names is None:
         names = caller_names()
     what = label or name_in(names, output) or _("the output")
-    gradient = check_input(output, gradient, what)
+    output, gradient = _checked(output, gradient, names, what)
     # Ctrl-C held while the lab's code runs (guard.py); a recording makes a few objects per node and
     # no garbage
     inputs = _inputs(inputs, names)
@@ -183,7 +183,7 @@ def record_call(output, run, names: Mapping, label: str | None = None, captured=
     Returns the trace, or None when the call cannot be recorded (then run() was called as it is).
     The learner's own errors reach them unchanged."""
     what = label or name_in(names, output) or _("the output")
-    if not isinstance(output, torch.Tensor) or output.grad_fn is None or deeper_than(output, MAX_DEPTH):
+    if not root_fns(output) or deeper_than(output, MAX_DEPTH):
         run()
         return None
     with held_interrupts(), collector_paused():
@@ -194,6 +194,28 @@ def record_call(output, run, names: Mapping, label: str | None = None, captured=
         t = _record(output, None, graph, names, what, True, False, run=run, captured=captured)
     t.own = True
     return t
+
+
+def _checked(output, gradient, names: Mapping, what: str):
+    """(output, gradient) as backward() takes them, each output checked: one tensor and its gradient,
+    or several outputs (a tuple or list) and a gradient for each, as torch.autograd.backward(tensors,
+    grad_tensors) takes them (None for a one-number output)."""
+    if not isinstance(output, (tuple, list)):
+        return output, check_input(output, gradient, what)
+    outputs = tuple(output)
+    if not outputs:
+        raise TraceError(_("give at least one output to backward, e.g. (a, b). Nothing was changed."))
+    if len(outputs) == 1:
+        single = gradient[0] if isinstance(gradient, (tuple, list)) and len(gradient) == 1 else gradient
+        return outputs[0], check_input(outputs[0], single, what)
+    given = (None,) * len(outputs) if gradient is None else gradient
+    if not isinstance(given, (tuple, list)) or len(given) != len(outputs):
+        raise TraceError(_("{what} has {count} outputs: give one gradient for each, in a tuple, e.g. --gradient "
+                           "(torch.ones_like(a), None) (None for a one-number output). Nothing was changed.").format(
+                               what=what, count=len(outputs)))
+    checked = tuple(check_input(o, g, name_in(names, o) or f"{what}[{i}]")
+                    for i, (o, g) in enumerate(zip(outputs, given, strict=True)))
+    return outputs, checked
 
 
 def _inputs(inputs, names: Mapping) -> tuple | None:
@@ -314,10 +336,12 @@ def _run(output, gradient, leaves, aside) -> None:
         else:
             torch.autograd.backward(output, gradient, retain_graph=True)
         return
-    if gradient is None:
-        gradient = torch.ones_like(output, memory_format=torch.preserve_format)
+    outputs = output if isinstance(output, tuple) else (output,)
+    gradients = gradient if isinstance(gradient, tuple) else (gradient,)
+    gradients = tuple(torch.ones_like(o, memory_format=torch.preserve_format) if g is None else g
+                      for o, g in zip(outputs, gradients, strict=True))
     with NestedBackward(aside):
-        _ENGINE.run_backward((output,), (gradient,), True, False, tuple(leaves), True, not leaves)
+        _ENGINE.run_backward(outputs, gradients, True, False, tuple(leaves), True, not leaves)
 
 
 def _read_saved(graph: Graph) -> None:

@@ -201,6 +201,8 @@ class Stepper(View):
         yours = yours_line(self.trace)
         if yours:
             children.insert(0, _classed(w.HTML(value=f"<p>{esc(yours)}</p>"), "agl-yours"))
+        if getattr(self.trace, "own", False):  # the learner's own backward (record()): said first
+            children.insert(0, _classed(w.HTML(value=f"<p><b>{esc(self.title)}</b></p>"), "agl-own"))
         if self.predicting:
             self._answer = w.Text(placeholder=_("what does the next node send on? e.g. [0.5, 1.0]"),
                                   layout=w.Layout(width="420px"))

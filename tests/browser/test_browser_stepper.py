@@ -73,3 +73,22 @@ def test_big_gradients_show_their_summaries_after_the_learners_own_backward(lab)
     expect(panel).not_to_contain_text("not kept")
     assert lab.output_errors() == []
     lab.assert_no_console_errors()
+
+
+def test_what_ran_of_yours_and_your_own_recorded_backward_are_shown_and_step(lab, tmp_path):
+    """A stepper over a graph with a hook of the learner's says so above its controls; %%record
+    shows the learner's own backward, run for real, as a stepper that steps."""
+    lab.open_fixture("record_and_yours.ipynb")
+    lab.run_all()
+    beside = lab.widget("agl-next", 0)
+    expect(beside.locator(".agl-yours")).to_contain_text("your code ran in this recording")
+    expect(beside.locator(".agl-yours")).to_contain_text("1 run of a tensor hook (scale)")
+    expect(beside.locator(".agl-own")).to_have_count(0)
+    lab.page.screenshot(path=str(tmp_path / "yours.png"))  # to look at
+    own = lab.widget("agl-next", 1)
+    expect(own.page.get_by_text("1 backward or grad call of yours ran, for real")).to_be_visible()
+    expect(own.locator(".agl-own")).to_contain_text("your own backward of loss, run for real")
+    click_next_and_expect(own, ["Step 1 of 3: SumBackward0 (loss)"])
+    expect(lab.page.get_by_text("tensor([2., 4.])")).to_be_visible()  # their .grad, written for real
+    lab.page.screenshot(path=str(tmp_path / "record_and_yours.png"), full_page=True)  # to look at
+    lab.assert_no_console_errors()
