@@ -332,3 +332,24 @@ def test_an_expression_that_raises_keyboardinterrupt_is_one_short_message(ip):
     with pytest.raises(UsageError) as err:
         ip.run_line_magic("backward", "stop()")
     assert "raised KeyboardInterrupt" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_hook_running_after_a_leafs_accumulator_is_told_where_it_reads_the_old_grad():
+    """In backward(), a hook that runs after p's accumulator sees the new p.grad; in a recording
+    (the leaves' gradients captured) the old one: the panel of that step says so."""
+    p = leaf(1., 2.)
+    q = leaf(3., 4.)
+    late = q * 1
+    z = (p * 2).sum() + (late * 5).sum()
+    seen = []
+    late.register_hook(lambda g: seen.append(p.grad))
+    stepper = al.step(z, names={"p": p, "q": q})
+    order = [s.name for s in stepper.trace.steps]
+    hooked = next(s.index for s in stepper.trace.steps if s.node.fn is late.grad_fn)
+    assert "AccumulateGrad" in order[:hooked]  # p's accumulator ran before the hooked node
+    stepper.goto(hooked + 1)
+    assert "p already got a gradient in this backward" in stepper.panel()
+    stepper.goto(1)
+    assert "already got a gradient" not in stepper.panel()
+    z.backward()
+    assert seen[-1] is not None and seen[0] is None  # backward() saw the new p.grad; the recording, None

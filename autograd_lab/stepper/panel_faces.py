@@ -77,6 +77,13 @@ def panel_lines(trace: Trace, index: int) -> list[tuple[str, str]]:
     mine = [what for node_, what in trace.hooks_ran if node_ is node]
     if mine:
         lines.append((_("your hooks"), "; ".join(first_few(list(dict.fromkeys(mine))))))
+        before = [s.node.label or s.node.title for s in trace.steps[:step.index] if s.node.is_accumulator]
+        if before and getattr(trace, "captured", False) and not node.is_accumulator:
+            # the leaves' gradients were captured, not accumulated: .grad still holds the old value
+            lines.append((_("note"), _("{leaves} already got a gradient in this backward (earlier steps). A hook "
+                                       "here that reads their .grad sees what .grad held before it: backward() "
+                                       "would have added the new gradient by now, a recording adds nothing").format(
+                                           leaves=", ".join(first_few(list(dict.fromkeys(before)), 3)))))
     lines.append((_("why now"), why_now(trace, step)))
     return [(h, t if len(t) <= LINE else t[:LINE] + " ...") for h, t in lines]
 
