@@ -28,13 +28,27 @@ def freed_message(what: str) -> str:
 EDITED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
-class EditedInPlace:
+class NotRead:
+    """Stands for a saved value the lab does not show (the kinds below say why)."""
+
+
+class EditedInPlace(NotRead):
     """Stands for a saved value changed in place since it was saved: torch refuses to give it back
     (and the learner's own backward will fail on it)."""
 
     def __repr__(self) -> str:
         return _("(changed in place since it was saved: torch no longer gives it back, and your backward() "
                  "will fail on it)")
+
+    __str__ = __repr__
+
+
+class PackedByYou(NotRead):
+    """Stands for a saved value packed by the learner's saved-tensor hooks: reading it would run
+    their unpack hook once more, so the lab does not read it."""
+
+    def __repr__(self) -> str:
+        return _("(packed by your saved-tensor hooks: not read, as reading it would run your unpack hook again)")
 
     __str__ = __repr__
 
@@ -52,8 +66,14 @@ def saved_values(fn: Any) -> tuple[dict[str, Any], bool]:
     if attrs is None:
         attrs = tuple(a for a in dir(fn) if a.startswith("_saved_"))
         _saved_attrs_by_type[type(fn)] = attrs
-    saved, freed = {}, False
+    saved: dict[str, Any] = {}
+    freed = False
     for attr in attrs:
+        custom = isinstance(fn, torch.autograd.function.BackwardCFunction)
+        hook = None if custom else getattr(getattr(fn, "_raw" + attr, None), "unpack_hook", None)
+        if hook is not None and getattr(hook, "__module__", "") != "torch.utils.checkpoint":
+            saved[attr[len("_saved_"):]] = PackedByYou()  # reading it would run the learner's unpack hook
+            continue
         try:
             saved[attr[len("_saved_"):]] = getattr(fn, attr)
         except RuntimeError as err:

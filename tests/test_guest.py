@@ -353,3 +353,40 @@ def test_a_hook_running_after_a_leafs_accumulator_is_told_where_it_reads_the_old
     assert "already got a gradient" not in stepper.panel()
     z.backward()
     assert seen[-1] is not None and seen[0] is None  # backward() saw the new p.grad; the recording, None
+
+
+def test_a_hook_that_calls_grad_several_times_one_after_another_is_not_refused():
+    x = leaf(1., 2.)
+    y = x * 2
+    z = (y * y).sum()
+    w = x * 1
+    side = (w * 3).sum()
+    y.register_hook(lambda g: [torch.autograd.grad(side, x, retain_graph=True) for _ in range(10)] and g)
+    t = al.trace(z, names={})
+    torch.testing.assert_close(t.grad(x), 8 * x.detach())
+    assert x.grad is None
+
+
+def test_a_lazy_module_in_the_kernel_breaks_no_recording():
+    lazy = torch.nn.LazyBatchNorm1d()
+    x = leaf(1., 2.)
+    y = x * 2
+    y.register_hook(lambda g: g)  # learner code runs: every module's buffers are kept
+    t = al.trace(y.sum(), names={})
+    assert t.grad(x).tolist() == [2., 2.] and lazy.has_uninitialized_params()
+
+
+def test_the_panels_never_run_the_learners_unpack_hooks_again():
+    unpacked = []
+    x = leaf(1., 2.)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t):
+        z = (x.exp() * 2).sum()
+    stepper = al.step(z, names={"x": x})
+    during = len(unpacked)
+    for index in range(len(stepper.trace.steps) + 1):
+        stepper.goto(index)
+        stepper.panel()
+        stepper.html()
+    assert during >= 1 and len(unpacked) == during
+    stepper.goto(3)
+    assert "packed by your saved-tensor hooks" in stepper.panel()

@@ -137,3 +137,29 @@ def test_what_ran_of_theirs_is_told_by_kind_in_the_first_lines():
     second = stepper.text().splitlines()[1]
     assert second.startswith("your code ran in this recording") and "Your own backward() runs it again" in second
     assert "agl-yours" in stepper.html()
+
+
+def test_a_recorded_backward_keeps_the_gradient_it_showed_when_the_next_backward_adds_to_grad():
+    x = leaf(1., 2.)
+    with al.record() as rec:
+        (x * x).sum().backward()
+        (x * 3).sum().backward()
+    assert [s.trace.grad(x).tolist() for s in rec.steppers] == [[2., 4.], [3., 3.]]
+    assert x.grad.tolist() == [5., 7.]
+
+
+def test_a_recorded_grad_call_says_it_writes_no_grad():
+    x = leaf(1., 2.)
+    with al.record() as rec:
+        torch.autograd.grad((x * x).sum(), x)
+    text = rec.steppers[0].text()
+    assert "torch.autograd.grad call" in text and "writes no .grad" in text and "applied:" not in text
+    assert x.grad is None
+
+
+def test_the_labs_own_engine_runs_inside_a_block_are_not_the_learners():
+    x = leaf(1., 2.)
+    with al.record() as rec:
+        al.trace((x * x).sum(), names={})
+        al.jacobian(x * 2, x, names={})
+    assert rec.count == 0 and rec.steppers == [] and x.grad is None

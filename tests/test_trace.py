@@ -360,7 +360,8 @@ def test_the_magic_takes_inputs(ip):
 
 
 @pytest.mark.parametrize(("inputs", "words"), [(3, "inputs takes a tensor or a list"),
-                                                (torch.ones(2, requires_grad=True), "is not in the graph of")])
+                                                (torch.ones(2, requires_grad=True), "is not in the graph of"),
+                                                (torch.ones(2, requires_grad=True) * 2, "it has a grad_fn")])
 def test_inputs_that_are_not_in_the_graph_are_one_short_message(inputs, words):
     a, b, z = _two_leaves()
     with pytest.raises(LabInputError) as err:

@@ -44,7 +44,7 @@ from ..graph import Graph, walk
 from ..i18n import _
 from .recorder import NESTED_LIMIT, NestedTooDeep
 
-__all__ = ["Found", "NestedTooDeep", "SetAside", "find", "guest", "held_interrupts"]
+__all__ = ["Found", "NestedTooDeep", "SetAside", "find", "guest", "held_interrupts", "in_the_lab"]
 
 # private in torch: without it every graph is searched for checkpointed values (a little slower)
 _CheckpointFrame = getattr(torch.utils.checkpoint, "_CheckpointFrame", None)
@@ -229,7 +229,9 @@ def _kept_buffers(modules) -> list:
     out, seen = [], set()
     for m in modules:
         for name, b in m.named_buffers(recurse=False):
-            if b is not None and id(b) not in seen and b.device.type != "meta":
+            if b is None or isinstance(b, torch.nn.parameter.UninitializedBuffer):  # a lazy module's, no value yet
+                continue
+            if id(b) not in seen and b.device.type != "meta":
                 seen.add(id(b))
                 out.append((m, name, b, b.detach().clone(), b._version))
     return out
@@ -303,17 +305,24 @@ class _Held:
         self.pending = False
 
     def handler(self, signum, frame):
-        """Ctrl-C: held if the innermost frame that is neither torch's nor the standard library's
-        (contextlib's, say) is the lab's, else raised."""
-        while frame is not None:
-            where = frame.f_code.co_filename
-            if where.startswith(_LAB):
-                self.pending = True
-                return
-            if not (where.startswith(_TORCH) or (where.startswith(_STDLIB) and not where.startswith(_SITE))):
-                break
-            frame = frame.f_back
+        """Ctrl-C: held while the lab's own code runs, else raised."""
+        if in_the_lab(frame):
+            self.pending = True
+            return
         raise KeyboardInterrupt
+
+
+def in_the_lab(frame) -> bool:
+    """Whether the innermost frame from frame outward that is neither torch's nor the standard
+    library's (contextlib's, say) is the lab's: the lab's own code is running, not the learner's."""
+    while frame is not None:
+        where = frame.f_code.co_filename
+        if where.startswith(_LAB):
+            return True
+        if not (where.startswith(_TORCH) or (where.startswith(_STDLIB) and not where.startswith(_SITE))):
+            return False
+        frame = frame.f_back
+    return False
 
 
 @contextlib.contextmanager
@@ -324,12 +333,17 @@ def held_interrupts():
     if threading.current_thread() is not threading.main_thread():
         yield None
         return
+    if signal.getsignal(signal.SIGINT) is None:  # a handler not installed from Python: left as it is
+        yield None
+        return
     held = _Held()
     before = signal.signal(signal.SIGINT, held.handler)
     try:
         yield held
-    except BaseException:
+    except BaseException as err:
         signal.signal(signal.SIGINT, before)
+        if held.pending and not isinstance(err, KeyboardInterrupt):
+            raise KeyboardInterrupt from err  # the Ctrl-C held meanwhile is not lost
         raise
     signal.signal(signal.SIGINT, before)
     if held.pending:

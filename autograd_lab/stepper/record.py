@@ -1,12 +1,14 @@
 """Record the learner's own backward: `%%record` (a cell) and `with autograd_lab.record() as rec:`
-(a block) run their code as it is, and record each backward() and grad() call it makes at top level
-on the current thread, with the learner's own semantics: .grad written, hooks run once, the graph
-freed, exactly as their code does. trace() records a backward beside theirs and changes nothing;
-record() records theirs.
+(a block) run their code as it is, and record each backward() and grad() call it makes on the
+current thread (not those the lab's own code makes), with the learner's own semantics: .grad
+written, hooks run once, the graph freed, exactly as their code does. trace() records a backward
+beside theirs and changes nothing; record() records theirs.
 
 The calls are seen by a TorchFunctionMode, active only inside the block (torch's own way to see
 Tensor.backward, torch.autograd.backward and torch.autograd.grad without replacing them). The first
-KEEP_FIRST calls and the last one are kept as steppers; the rest are counted."""
+KEEP_FIRST calls and the last one are kept as steppers; the rest are counted. Every call is
+recorded (one pass over the kernel's objects and a hook per node each): a long loop under
+%%record pays that at every step."""
 from __future__ import annotations
 
 import inspect
@@ -21,6 +23,7 @@ from torch.overrides import TorchFunctionMode
 from ..display import View
 from ..i18n import _, ngettext
 from ..text import esc
+from .guard import in_the_lab
 from .trace import record_call
 from .view import Stepper
 
@@ -37,8 +40,8 @@ class _Calls(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func not in _CALLS or threading.get_ident() != self.owner:
-            return func(*args, **kwargs)
+        if func not in _CALLS or threading.get_ident() != self.owner or in_the_lab(sys._getframe(1)):
+            return func(*args, **kwargs)  # not the learner's own call (the lab's trace() or %jacobian, say)
         return self.rec._call(func, args, kwargs)
 
 
@@ -72,7 +75,7 @@ class Record(View):
         self.count += 1
         bound = inspect.signature(func).bind(*args, **kwargs)
         outputs = bound.arguments.get(_CALLS[func])
-        if isinstance(outputs, (tuple, list)):
+        if isinstance(outputs, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in outputs):
             outputs = outputs[0] if len(outputs) == 1 else tuple(outputs)
         result: list = []
 

@@ -6,7 +6,9 @@ later (a hook that edits a gradient in place must not rewrite what earlier steps
 value a step shows comes from this one run: there is no second run to read a value later."""
 from __future__ import annotations
 
+import sys
 import threading
+from typing import Any
 
 import torch
 
@@ -50,20 +52,24 @@ class Recorder:
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
 
-    def __init__(self, graph):
+    def __init__(self, graph, graph_outputs=()):
         self.order: list = []
-        self.copying = [False]
+        self.copying = [False, False]  # [the learner has hooks on the graph, the run writes .grad]
         # A big gradient sent on to a node with no other sender arrives there as the same tensor:
         # its summary is made once. Held only until that node runs (the engine holds it till then).
         sent: dict = {}
         append, copying, node_of, running = self.order.append, self.copying, graph.node_of, _current_node
-        ours = _own_run()
+        ours = _own_run(all(o.device.type == "cpu" for o in graph_outputs))
 
         def hook(grad_inputs, grad_outputs):
             if not ours():
                 return
             fn = running()
-            if copying[0]:  # a later hook of the learner's may edit a value in place: copies
+            if type(fn) is ACCUMULATOR and copying[1]:
+                # the learner's own backward: the accumulator may take this very tensor as .grad, which
+                # their next backward adds to in place; a leaf's gradient is the answer: kept whole
+                grad_outputs = copies(grad_outputs, None)
+            elif copying[0]:  # a later hook of the learner's may edit a value in place: copies
                 if type(fn) is ACCUMULATOR:  # a leaf's gradient is the answer itself: kept whole
                     grad_outputs = copies(grad_outputs, None)
                 else:
@@ -87,26 +93,42 @@ class Recorder:
         self.captured = captured
 
 
-def _own_run():
+def _own_run(cpu_only: bool = True):
     """A function telling whether the node running now belongs to the recording's own run: the first
     step seen on the recording's thread fixes the run; a run started inside it on that thread (a
     learner's hook calling backward on its own graph) is counted, and bounded, as it would not end."""
     task: list[int | None] = [None]
-    owner, ident, nested = threading.get_ident(), threading.get_ident, set()
+    owner, ident = threading.get_ident(), threading.get_ident
 
     def ours() -> bool:
         now = _current_task()
         if now == task[0]:
             return True
-        if ident() == owner:
-            if task[0] is None:
-                task[0] = now
-                return True
-            nested.add(now)
-            if len(nested) > NESTED_LIMIT:
-                raise NestedTooDeep(NESTED_LIMIT)
+        if task[0] is None and (ident() == owner or not cpu_only):
+            task[0] = now  # (a GPU node runs on the engine's device thread)
+            return True
+        if ident() == owner and _runs_on_the_stack() > NESTED_LIMIT:
+            raise NestedTooDeep(NESTED_LIMIT)
         return False
     return ours
+
+
+_RUN_CODE = getattr(getattr(torch.autograd.graph, "_engine_run_backward", None), "__code__", None)
+
+
+def _runs_on_the_stack() -> int:
+    """How many backward runs are under way one inside another on this thread, by the frames of
+    torch's Python entry to the engine (0 when torch has no such function: nothing is bounded)."""
+    if _RUN_CODE is None:
+        return 0
+    count, frame = 0, sys._getframe(1)
+    frame_or_none: Any = frame
+    while frame_or_none is not None:
+        frame = frame_or_none
+        if frame.f_code is _RUN_CODE:
+            count += 1
+        frame_or_none = frame.f_back
+    return count
 
 
 def _arrived(node, grads: tuple, sent: dict) -> tuple:

@@ -10,7 +10,7 @@ import torch
 
 from ..graph import Node
 from ..i18n import _
-from ..saved import EditedInPlace
+from ..saved import NotRead
 from .rule_table import RULES, Rule
 
 
@@ -86,7 +86,7 @@ def formula(node: Node, name_of: Callable[[object], str | None]) -> str:
             values[field] = _input_name(node, 0) if node.next else _("input")
         elif field == "leaf":
             values[field] = node.label or _("the leaf")
-        elif saved is not None and not isinstance(saved, EditedInPlace):
+        elif saved is not None and not isinstance(saved, NotRead):
             values[field] = _short(saved, name_of, field)
         elif field in positions and positions[field] < len(node.next):
             values[field] = _input_name(node, positions[field])
@@ -135,7 +135,7 @@ def apply_rule(node: Node, grad) -> tuple | None:
     as the engine does; None when the rule has no code (generic ops, cat, accumulators)."""
     rule = rule_for(node)
     if not rule.compute or not isinstance(grad, torch.Tensor) or any(
-            isinstance(v, EditedInPlace) for v in node.saved.values()):
+            isinstance(v, NotRead) for v in node.saved.values()):
         return None
     shaped: list = []
     for compute, (child, _nr) in zip(rule.compute, node.next, strict=False):  # cat has more inputs

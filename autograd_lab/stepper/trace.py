@@ -2,8 +2,11 @@
 gradients that arrived and the gradients it sent on.
 
 The recording runs the engine once, for real, on the learner's graph: torch.autograd.grad(output,
-inputs=leaves, retain_graph=True) with one post-hook per node. Every value a step shows comes
-from that run. The engine then writes no leaf's .grad and runs no post-accumulate-grad hook: it
+inputs=leaves, retain_graph=True), with one post-hook per node but the accumulators and a hook on
+each leaf. (When learner code can run inside the engine, the same run is made one level below
+grad(), Variable._execution_engine.run_backward, so that guard.NestedBackward is on the stack while
+it runs; with no leaf, a backward() that writes nothing.) Every value a step shows comes from that
+run. The engine then writes no leaf's .grad and runs no post-accumulate-grad hook: it
 captures each leaf's gradient where the leaf's accumulator would run, and the accumulator's step is
 made from what it captured (marked as such). What the run may still change of the learner's is set
 aside and put back (guard.py): the .grad of retain_grad() tensors, module buffers, hooks that
@@ -69,6 +72,7 @@ class Trace:
     hook_kinds: dict = field(default_factory=dict, repr=False)
     unpacks: dict = field(default_factory=dict, repr=False)
     own: bool = False  # the learner's own backward() or grad() call, recorded by record()
+    call: str = "backward"  # which: "grad" returns the gradients and writes no .grad
     # backward(inputs=...): the tensors the gradient was asked for (None: every leaf)
     inputs: tuple | None = field(default=None, repr=False)
     _steps: list | None = field(default=None, repr=False)
@@ -192,7 +196,7 @@ def record_call(output, run, names: Mapping, label: str | None = None, captured=
             run()
             return None
         t = _record(output, None, graph, names, what, True, False, run=run, captured=captured)
-    t.own = True
+    t.own, t.call = True, "grad" if captured else "backward"
     return t
 
 
@@ -232,8 +236,11 @@ def _inputs(inputs, names: Mapping) -> tuple | None:
 def _check_inputs(inputs: tuple, graph: Graph, names: Mapping, what: str) -> None:
     leaves = {id(fn.variable) for fn in graph.accumulators()}
     for t in inputs:
-        inside = id(t) in leaves if t.grad_fn is None else t.grad_fn in graph.fns
-        if not (t.requires_grad and inside):
+        if t.grad_fn is not None:  # its gradient would be captured where no hook of the lab's sees it
+            raise LabInputError(_("{input} was computed (it has a grad_fn): a recording takes as inputs= the "
+                                  "leaves you created with requires_grad=True, e.g. inputs=[w]. Nothing was "
+                                  "changed.").format(input=name_in(names, t) or _("an input")))
+        if not (t.requires_grad and id(t) in leaves):
             raise LabInputError(_("{input} is not in the graph of {what} (it is not one of the tensors {what} was "
                                   "computed from with requires_grad=True): backward(inputs=...) takes those. "
                                   "Nothing was changed.").format(input=name_in(names, t) or _("an input"), what=what))
@@ -258,7 +265,8 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
         elif inputs is not None:  # backward(inputs=...): only those leaves are reached
             wanted = {id(t) for t in inputs}
             leaves = [t for t in leaves if id(t) in wanted]
-        recording = Recorder(graph)
+        recording = Recorder(graph, output if isinstance(output, tuple) else (output,))
+        recording.copying[1] = apply
         node_dicts = hook_every_node(graph, recording, handles, capture)
         with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the

@@ -114,6 +114,12 @@ class Stepper(View):
     @property
     def title(self) -> str:
         n = len(self.trace.steps)
+        if getattr(self.trace, "own", False) and getattr(self.trace, "call", "") == "grad":
+            return ngettext("your own torch.autograd.grad call on {name}, run for real (it returns the gradients and "
+                            "writes no .grad): {count} step in the order the engine ran them",
+                            "your own torch.autograd.grad call on {name}, run for real (it returns the gradients and "
+                            "writes no .grad): {count} steps in the order the engine ran them", n).format(
+                                name=self.label, count=n)
         if getattr(self.trace, "own", False):
             return ngettext("your own backward of {name}, run for real (.grad written, hooks run, as your code does): "
                             "{count} step in the order the engine ran them",
@@ -127,7 +133,8 @@ class Stepper(View):
         if self.released:
             return _(RELEASED)
         text = walk_text(self.trace, self.title, self.index, self.index if self.predicting else None)
-        return text + "\n" + applied_text(self.trace) if self.applied else text
+        wrote = self.applied and getattr(self.trace, "call", "backward") != "grad"
+        return text + "\n" + applied_text(self.trace) if wrote else text
 
     def html(self) -> str:
         return (released_html() if self.released
