@@ -76,6 +76,7 @@ class Trace:
     # backward(inputs=...): the tensors the gradient was asked for (None: every leaf)
     inputs: tuple | None = field(default=None, repr=False)
     _steps: list | None = field(default=None, repr=False)
+    _yours: list | None = field(default=None, repr=False)
 
     @property
     def steps(self) -> list[Step]:
@@ -89,9 +90,11 @@ class Trace:
     def yours(self) -> list:
         """What of the learner's own code ran in the recording, by kind (yours.Ran: kind, count,
         a few names): hooks, a Function's backward, unpack hooks, a checkpoint's forward."""
-        from .yours import ran_of_yours
+        if self._yours is None:  # worked out once: every text, HTML and widget face asks
+            from .yours import ran_of_yours
 
-        return ran_of_yours(self)
+            self._yours = ran_of_yours(self)
+        return self._yours
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -163,7 +166,7 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
     output, gradient = _checked(output, gradient, names, what)
     # Ctrl-C held while the lab's code runs (guard.py); a recording makes a few objects per node and
     # no garbage
-    inputs = _inputs(inputs, names)
+    inputs = _inputs(inputs)
     if deeper_than(output, MAX_DEPTH):  # before the lab reaches the deeper nodes
         raise TraceError(deeper_than_the_limit(what))
     with held_interrupts(), collector_paused():
@@ -222,7 +225,7 @@ def _checked(output, gradient, names: Mapping, what: str):
     return outputs, checked
 
 
-def _inputs(inputs, names: Mapping) -> tuple | None:
+def _inputs(inputs) -> tuple | None:
     """inputs= as a tuple of tensors, or a LabInputError saying what to pass."""
     if inputs is None:
         return None

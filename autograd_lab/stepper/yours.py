@@ -72,7 +72,7 @@ def _part(ran: Ran) -> str:
 
 def yours_line(trace) -> str | None:
     """The stepper's line on what ran of the learner's, or None when nothing did."""
-    ran = ran_of_yours(trace)
+    ran = trace.yours
     if not ran:
         return None
     parts = "; ".join(_part(r) for r in ran)
