@@ -101,10 +101,40 @@ def table(headers: list[str], rows: list[list[str]], marks: dict[int, str] | Non
     return "\n".join(out)
 
 
+QUOTED = 200     # at most this many characters of what a learner typed, in any message
+MESSAGE = 1000   # at most this many characters of an error's own message
+
+
+def quote(text: object, limit: int = QUOTED) -> str:
+    """What a learner typed or passed, as a message may quote it: whole when short, else its head
+    and tail around the number of characters left out, so that the place of a mistake stays visible.
+
+    >>> quote("x" * 10)
+    'xxxxxxxxxx'
+    >>> quote("0123456789" * 10, limit=50)
+    '0123456789012345678901 … (100 characters) … 456789'
+    """
+    try:
+        text = text if isinstance(text, str) else str(text)
+    except Exception:  # an object whose __str__ raises is named by its type
+        text = f"<{type(text).__name__}>"
+    if len(text) <= limit:
+        return text
+    # Translators: what is left out of a long text quoted in a message; {n} is its whole length
+    middle = _(" … ({n} characters) … ").format(n=len(text))
+    keep = max(limit - len(middle), 2)
+    head = keep * 4 // 5
+    return text[:head] + middle + text[len(text) - (keep - head):]
+
+
 def message(err: BaseException) -> str:
-    """PyTorch's message up to its hint, on one line (the tail changes between versions)."""
-    text = " ".join(str(err).split())
-    return text.split(" Hint:")[0].strip()
+    """PyTorch's message up to its hint, on one line (the tail changes between versions), at most
+    MESSAGE characters."""
+    try:
+        text = " ".join(str(err).split())
+    except Exception:  # an exception whose __str__ raises is named by its type
+        text = type(err).__name__
+    return quote(text.split(" Hint:")[0].strip(), MESSAGE)
 
 
 def width(text: str) -> int:
