@@ -390,3 +390,35 @@ def test_the_panels_never_run_the_learners_unpack_hooks_again():
     assert during >= 1 and len(unpacked) == during
     stepper.goto(3)
     assert "packed by your saved-tensor hooks" in stepper.panel()
+
+
+def test_wrapping_the_learners_hooks_that_fails_partway_unwraps_what_it_wrapped():
+    from autograd_lab.stepper.guard import find
+    from autograd_lab.stepper.hooks import LearnerHooks
+    from autograd_lab.stepper.trace import snapshot
+
+    class Interrupting:
+        """A hook whose name cannot be read: wrapping it is interrupted."""
+
+        @property
+        def __name__(self):
+            raise KeyboardInterrupt
+
+        def __call__(self, g):
+            return g
+
+    x = torch.tensor([1., 2.], requires_grad=True)
+    a, b = x * 2, x * 3
+
+    def first(g):
+        return g
+
+    a.register_hook(first)
+    b.register_hook(Interrupting())
+    z = (a + b).sum()
+    before = [dict(t._backward_hooks) for t in (a, b)]
+    graph = snapshot(z, {"a": a, "b": b, "x": x})
+    hooked = sorted(find(graph).hooked, key=lambda t: t is b)  # a first: it is wrapped before b fails
+    with pytest.raises(KeyboardInterrupt):
+        LearnerHooks(graph, hooked, {}, [])
+    assert [dict(t._backward_hooks) for t in (a, b)] == before

@@ -163,3 +163,37 @@ def test_the_labs_own_engine_runs_inside_a_block_are_not_the_learners():
         al.trace((x * x).sum(), names={})
         al.jacobian(x * 2, x, names={})
     assert rec.count == 0 and rec.steppers == [] and x.grad is None
+
+
+def _torch_error(run) -> str:
+    with pytest.raises(RuntimeError) as err:
+        run()
+    return str(err.value)
+
+
+def test_a_hook_returning_a_wrong_shape_gives_torchs_own_error_in_their_backward():
+    def build():
+        x = leaf(1., 2.)
+        y = x * 2
+        y.register_hook(lambda g: torch.ones(3))
+        return y, y.sum()
+
+    plain = _torch_error(lambda: build()[1].backward())
+    y, z = build()  # y held: the lab finds the hook and wraps it for the run
+    with al.record() as rec:
+        recorded = _torch_error(z.backward)
+    assert recorded == plain and "<lambda>" in plain and rec.count == 1
+
+
+def test_a_module_hook_returning_a_wrong_shape_gives_torchs_own_error_in_their_backward():
+    def build():
+        torch.manual_seed(0)
+        lin = torch.nn.Linear(2, 2)
+        lin.register_full_backward_hook(lambda m, gi, go: (torch.ones(5),))
+        return lin(leaf(1., 2.)).sum()
+
+    plain = _torch_error(lambda: build().backward())
+    z = build()
+    with al.record():
+        recorded = _torch_error(z.backward)
+    assert recorded == plain

@@ -43,13 +43,25 @@ class LearnerHooks:
     """A context manager over the learner's hooks on one graph. ran: (node, text) in the order they
     ran; any: whether the graph has hooks of theirs at all (then recorded values are copies)."""
 
-    def __init__(self, graph: Graph, hooked_tensors, names: Mapping, node_dicts):
-        """node_dicts: (node, its dict of post- or pre-hooks, the key of the lab's own hook or None)."""
+    def __init__(self, graph: Graph, hooked_tensors, names: Mapping, node_dicts, check: bool = True):
+        """node_dicts: (node, its dict of post- or pre-hooks, the key of the lab's own hook or None).
+        check: the lab checks the shape of what a hook returns and names the hook (a recording beside
+        the learner's); without it torch checks, and the learner gets torch's own error (record()).
+        Wrapping that fails partway (an interrupt, say) unwraps what it wrapped before it raises."""
         self.ran: list[tuple[Node | None, str]] = []
         self.kinds: dict[str, tuple[str, str]] = {}  # what a hook's run is called -> (its kind, its name)
         self._dicts: list[tuple[dict, dict, object]] = []  # (a hook dict, its entries before, the lab's key)
         self._lists: list[tuple[BackwardHook, list, list]] = []
         self._modules: list[tuple[dict, dict]] = []  # a module's own hook dicts and their entries
+        self._check = check
+        try:
+            self._wrap_all(graph, hooked_tensors, names, node_dicts)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        self.any = bool(self._dicts or self._lists)
+
+    def _wrap_all(self, graph: Graph, hooked_tensors, names: Mapping, node_dicts) -> None:
         for t in hooked_tensors:
             node = graph.node_of(t.grad_fn) if t.grad_fn is not None else _leaf_node(graph, t)
             where = name_in(names, t) or (node.label if node is not None and node.label else None)
@@ -65,7 +77,6 @@ class LearnerHooks:
             if not owners:
                 self._wrap_dict(hooks, node, lambda h, n=node: _("your hook {hook} on node {node}").format(
                     hook=hook_name(h), node=n.title), _node_hook, "node", own)
-        self.any = bool(self._dicts or self._lists)
 
     def _wrap_dict(self, hooks: dict, node, describe, wrapper, kind: str, own=None):
         before = {k: h for k, h in hooks.items() if k != own}
@@ -75,7 +86,7 @@ class LearnerHooks:
         for key, hook in before.items():
             what = describe(hook)
             self.kinds[what] = (kind, hook_name(hook))
-            hooks[key] = wrapper(hook, node, what, self.ran)
+            hooks[key] = wrapper(hook, node, what, self.ran, self._check)
 
     def _wrap_module(self, owner: BackwardHook, node: Node, names: Mapping):
         if any(o is owner for o, _posts, _pres in self._lists):
@@ -93,8 +104,8 @@ class LearnerHooks:
                 for h in owner.user_pre_hooks]
         for h, what in posts + pres:
             self.kinds[what] = ("module", hook_name(h))
-        owner.user_hooks = [_module_hook(h, node, what, self.ran) for h, what in posts]
-        owner.user_pre_hooks = [_module_pre_hook(h, node, what, self.ran) for h, what in pres]
+        owner.user_hooks = [_module_hook(h, node, what, self.ran, self._check) for h, what in posts]
+        owner.user_pre_hooks = [_module_pre_hook(h, node, what, self.ran, self._check) for h, what in pres]
 
     def __enter__(self):
         return self
@@ -160,41 +171,51 @@ def _call(hook, what, args):
             hook=what, error=type(err).__name__, message=" ".join(str(err).split()))) from err
 
 
-def _tensor_hook(hook, node, what, ran):
+def _named(wrapped, hook):
+    """wrapped under the name of the learner's hook: torch's own messages name a hook by __name__."""
+    name = getattr(hook, "__name__", None)
+    if isinstance(name, str):
+        wrapped.__name__ = wrapped.__qualname__ = name
+    return wrapped
+
+
+def _tensor_hook(hook, node, what, ran, check):
     def wrapped(grad):
         ran.append((node, what))
         out = _call(hook, what, (grad,))
-        wrong = _shapes(out, grad)
+        wrong = _shapes(out, grad) if check else None
         if wrong:
             raise HookFailed(_("{hook} {problem}: a hook must return None or a tensor shaped like its grad").format(
                 hook=what, problem=wrong))
         return out
-    return wrapped
+    return _named(wrapped, hook)
 
 
-def _node_hook(hook, node, what, ran):
+def _node_hook(hook, node, what, ran, check):
     def wrapped(*args):
         ran.append((node, what))
         return _call(hook, what, args)
-    return wrapped
+    return _named(wrapped, hook)
 
 
-def _module_hook(hook, node, what, ran):
+def _module_hook(hook, node, what, ran, check):
     def wrapped(module, grad_in, grad_out):
         ran.append((node, what))
         out = _call(hook, what, (module, grad_in, grad_out))
-        _check_all(what, out, grad_in)
+        if check:
+            _check_all(what, out, grad_in)
         return out
-    return wrapped
+    return _named(wrapped, hook)
 
 
-def _module_pre_hook(hook, node, what, ran):
+def _module_pre_hook(hook, node, what, ran, check):
     def wrapped(module, grad_out):
         ran.append((node, what))
         out = _call(hook, what, (module, grad_out))
-        _check_all(what, out, grad_out)
+        if check:
+            _check_all(what, out, grad_out)
         return out
-    return wrapped
+    return _named(wrapped, hook)
 
 
 def _check_all(what, out, given):

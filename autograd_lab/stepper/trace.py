@@ -271,7 +271,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
         recording = Recorder(graph, output if isinstance(output, tuple) else (output,))
         recording.copying[1] = apply
         node_dicts = hook_every_node(graph, recording, handles, capture)
-        with LearnerHooks(graph, found.hooked, names, node_dicts) as hooks, warnings.catch_warnings():
+        with LearnerHooks(graph, found.hooked, names, node_dicts, check=run is None) as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
             # error that follows is explained instead
             warnings.filterwarnings("ignore", message="Error detected in")
