@@ -395,3 +395,21 @@ def test_several_outputs_need_one_gradient_each_and_the_magic_takes_a_tuple(ip):
         ip.run_line_magic("backward", "(a, b) --gradient (torch.ones(2), torch.ones(2)) --apply")
     text = "\n".join(o.data["text/plain"] for o in shown.outputs)
     assert "gradients for the leaves: x: [5.0000, 14.0000]" in text and x.grad.tolist() == [5., 14.]
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+def test_a_complex_number_output_is_refused_alike_with_and_without_hooks(hooked):
+    x = torch.tensor([1., 2.], requires_grad=True)
+    y = x * (1 + 1j)
+    if hooked:
+        y.register_hook(lambda g: g)
+    z = y.sum()
+    with pytest.raises(RuntimeError, match="real scalar"):  # what torch's own backward says
+        z.backward(retain_graph=True)
+    with pytest.raises(TraceError, match="one complex number") as err:
+        trace(z, names={"z": z, "y": y}, label="z")
+    assert "z.abs()" in str(err.value) and x.grad is None
+    # with a gradient given, it is recorded, as backward() takes it
+    t = trace(z, torch.tensor(1 + 0j), names={"z": z}, label="z")
+    (acc,) = [s for s in t.steps if s.leaf is x]
+    torch.testing.assert_close(acc.grad_outputs[0], torch.autograd.grad(z, x, torch.tensor(1 + 0j), retain_graph=True)[0])

@@ -65,6 +65,12 @@ def check_input(output, gradient, what: str = "the output"):
                 "Reduce it first: %backward {code}.sum() (or .mean()), or give the starting gradient: "
                 "%backward {what} --gradient torch.ones_like({what})").format(
                 what=what, shape=tuple(output.shape), code=code))
+        if output.is_complex():  # backward() needs a gradient it cannot make up for a complex number
+            raise TraceError(_(
+                "{what} is one complex number ({dtype}), and backward() starts by itself only from a real one. "
+                "Step through a real number made from it, e.g. %backward {code}.abs(), or give the starting "
+                "gradient: %backward {what} --gradient torch.ones_like({what}). Nothing was changed.").format(
+                what=what, dtype=str(output.dtype).replace("torch.", ""), code=code))
         return None
     if not isinstance(gradient, torch.Tensor):
         try:
