@@ -4,8 +4,12 @@ Used by `make classroom` (serve.py), the hub test (tests/test_classroom.py) and 
 benchmark (bench/bench_classroom.py). Standard library only, so any Python can drive it.
 
 Everything the hub writes stays under one state folder (database, cookie secret, pid files, log,
-settings) and the learners' homes folder; by default both are inside classroom/. The hub runs from
-its own venv (.classroom/), the learners' servers from the project's .venv, which has the lab.
+settings, the shared password) and the learners' homes folder; by default both are inside
+classroom/. The state folder is 0700 and every file in it 0600: the hub and everything it starts run
+with umask 077. The admin API token is made anew at each start and is in no file: it reaches the hub
+in its environment (CLASSROOM_API_TOKEN), which jupyterhub_config.py reads and removes, so neither
+the proxy nor a learner's server inherits it. The hub runs from its own venv (.classroom/), the
+learners' servers from the project's .venv, which has the lab.
 
     hub = Classroom(learners(2))
     hub.start()                       # the hub, its proxy; waits until the REST API answers
@@ -25,6 +29,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import BinaryIO
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -61,6 +66,15 @@ def is_root() -> bool:
     return hasattr(os, "getuid") and os.getuid() == 0
 
 
+# What the hub keeps in its state folder; each is made 0600 (the umask, and a chmod at each start for
+# a file left by an older run).
+STATE_FILES = ("jupyterhub.sqlite", "jupyterhub_cookie_secret", "jupyterhub.log", "jupyterhub.pid",
+               "proxy.pid", "password", "settings.json")
+# The hub's environment: the secrets it is given without a file (jupyterhub_config.py pops them).
+TOKEN_VARIABLE = "CLASSROOM_API_TOKEN"
+PASSWORD_VARIABLE = "CLASSROOM_PASSWORD"
+
+
 class HubError(RuntimeError):
     """The hub did not start, or did not do what it was asked in time; the message has its log's tail."""
 
@@ -82,50 +96,67 @@ class Classroom:
         self.extra_args = list(extra_args)
         self.log_path = self.state / "jupyterhub.log"
         self.proc: subprocess.Popen | None = None
-        self._log = None
+        self._log: BinaryIO | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def _kept_secret(self, name: str, nbytes: int) -> str:
-        """A secret made once per state folder, so that a restarted class keeps its password."""
+        """A secret made once per state folder, so that a restarted class keeps its password; the
+        file is created 0600 (never readable by others, not even for a moment)."""
         path = self.state / name
+        self._make_state_folder()  # and tightens what an older run left
         if path.is_file():
             return path.read_text().strip()
-        self.state.mkdir(parents=True, exist_ok=True)
         value = secrets.token_urlsafe(nbytes)
-        path.write_text(value + "\n")
-        path.chmod(0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(value + "\n")
         return value
+
+    def _make_state_folder(self) -> None:
+        self.state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.state.chmod(0o700)
+        for name in STATE_FILES:
+            with contextlib.suppress(FileNotFoundError):
+                (self.state / name).chmod(0o600)
 
     def settings(self) -> dict:
         """What jupyterhub_config.py reads: every path and port, so nothing falls back to a default
-        outside the project (the hub's own defaults are 8000, 8001, 8081 and the current folder)."""
+        outside the project (the hub's own defaults are 8000, 8001, 8081 and the current folder).
+        No secret: the password and the admin token go in the hub's environment (secrets())."""
         args = ["--allow-root"] if is_root() else []
         return {
             "port": self.port, "hub_port": free_port(), "proxy_api_port": free_port(),
-            "learners": self.names, "password": self.password, "api_token": self.token,
-            "state": str(self.state), "homes": str(self.homes), "course": str(COURSE),
+            "learners": self.names, "state": str(self.state), "homes": str(self.homes), "course": str(COURSE),
             "proxy": str(PROXY), "singleuser": str(SINGLEUSER), "venv_bin": str(SINGLEUSER.parent),
             "singleuser_args": args + self.extra_args,
         }
+
+    def secrets(self) -> dict[str, str]:
+        """The hub's environment variables that carry its secrets."""
+        return {TOKEN_VARIABLE: self.token, PASSWORD_VARIABLE: self.password}
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self, timeout: float = 120) -> None:
         missing = missing_pieces()
         if missing:
             raise HubError("not installed: " + "; ".join(missing) + ". Run: make classroom-env")
-        self.state.mkdir(parents=True, exist_ok=True)
-        self.homes.mkdir(parents=True, exist_ok=True)
+        self._make_state_folder()
+        self.homes.mkdir(mode=0o700, parents=True, exist_ok=True)
         settings_path = self.state / "settings.json"
-        settings_path.write_text(json.dumps(self.settings(), indent=1))
-        settings_path.chmod(0o600)  # it holds the password and the admin token
-        env = dict(os.environ, CLASSROOM_SETTINGS=str(settings_path), PYTHONUNBUFFERED="1")
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - the hub writes it until stop() closes it
-        # its own session: Ctrl-C in the terminal reaches serve.py alone, which stops the hub in order
+        with os.fdopen(os.open(settings_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            out.write(json.dumps(self.settings(), indent=1))
+        env = dict(os.environ, CLASSROOM_SETTINGS=str(settings_path), PYTHONUNBUFFERED="1", **self.secrets())
+        # the hub writes it until stop() closes it
+        self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+        # its own session: Ctrl-C in the terminal reaches serve.py alone, which stops the hub in order;
+        # umask 077: the database, the cookie secret, the pid files and whatever the proxy and the
+        # learners' servers create are the user's alone
         self.proc = subprocess.Popen([str(HUB), "-f", str(CONFIG)], cwd=self.state, env=env,
-                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     umask=0o077)
         self._wait(lambda: self.api("") is not None, timeout, "the hub's REST API to answer")
 
     def stop(self, timeout: float = 30) -> None:

@@ -1,11 +1,14 @@
 # JupyterHub configuration for `make classroom` (a demonstration class on one machine).
 # Every path and port comes from the settings file that classroom/hub.py writes (CLASSROOM_SETTINGS),
-# so the hub writes nothing outside the project's folder.
+# so the hub writes nothing outside the project's folder. The two secrets are in no file: the shared
+# password and the admin API token come in the hub's environment, and are removed from it here, so
+# that the proxy and the learners' servers, which the hub starts, never inherit them.
 #
 # A DEMONSTRATION: SimpleLocalProcessSpawner runs every learner's server as the user who started
-# the hub (root here), so learners are not isolated from each other or from the machine. A real
-# class uses The Littlest JupyterHub (systemd spawner, one Unix user per learner) or Kubernetes
-# (deploy/ in this repository).
+# the hub (root here), so learners are not isolated from each other or from the machine: a learner's
+# kernel can read what that user can, the hub's /proc entries included. A real class uses The
+# Littlest JupyterHub (systemd spawner, one Unix user per learner) or Kubernetes (deploy/ in this
+# repository).
 import json
 import os
 import shutil
@@ -14,6 +17,8 @@ from pathlib import Path
 c = get_config()  # type: ignore[name-defined]  # noqa: F821 - jupyterhub provides it
 settings = json.loads(Path(os.environ["CLASSROOM_SETTINGS"]).read_text())
 state = Path(settings["state"])
+password = os.environ.pop("CLASSROOM_PASSWORD")
+api_token = os.environ.pop("CLASSROOM_API_TOKEN")
 
 c.JupyterHub.bind_url = f"http://127.0.0.1:{settings['port']}/"
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{settings['hub_port']}"
@@ -29,12 +34,12 @@ c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 
 # The test authenticator: every learner logs in with the one shared password.
 c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = settings["password"]
+c.SharedPasswordAuthenticator.user_password = password
 c.Authenticator.allowed_users = set(settings["learners"])
 
 # An admin token for the teacher's scripts (the benchmark, the test): start and stop servers, and
 # reach the learners' servers' APIs (kernels) through the proxy.
-c.JupyterHub.services = [{"name": "classroom", "api_token": settings["api_token"]}]
+c.JupyterHub.services = [{"name": "classroom", "api_token": api_token}]
 c.JupyterHub.load_roles = [{
     "name": "classroom-admin",
     "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users"],

@@ -1,12 +1,15 @@
 """`make classroom [N=4]`: a JupyterHub with N learners on a loopback port, until Ctrl-C.
 
-The hub's database, cookie secret, log and the shared password live in classroom/state/, the
-learners' homes in classroom/homes/ (each gets a copy of notebooks/ at its first login, as
-nbgitpuller would bring it). Ctrl-C stops the hub, which stops the learners' servers and its proxy;
-anything of its process tree still alive afterwards is killed.
+The hub's database, cookie secret, log and the shared password live in classroom/state/ (0700, each
+file 0600), the learners' homes in classroom/homes/ (each gets a copy of notebooks/ at its first
+login, as nbgitpuller would bring it). The admin API token is made at each start and kept only in
+memory and in the hub's environment. Ctrl-C stops the hub, which stops the learners' servers and its
+proxy; anything of its process tree still alive afterwards is killed.
 
 A demonstration: every learner's server runs as the user who ran this (root here), with no
-isolation between learners. See README's teacher section for what a real class uses.
+isolation between learners: a learner's kernel can read and change whatever that user can (every
+home, the state folder, the hub's environment). See README's teacher section for what a real class
+uses.
 """
 from __future__ import annotations
 
@@ -40,9 +43,9 @@ def main() -> int:
         print(f"learners: {', '.join(hub.names)}")
         print(f"password (shared by every learner): {hub.password}")
         print(f"homes: {hub.homes}/<learner>/notebooks   log: {hub.log_path}")
-        if is_root():
-            print("running as root: the learners' servers run as root too (--allow-root), with no "
-                  "isolation between them. A demonstration only.")
+        who = "root (--allow-root)" if is_root() else "you"
+        print(f"a demonstration: every learner's server runs as {who}, with no isolation; a learner's "
+              "kernel can read every home, the state folder and the hub's environment.")
         print("Ctrl-C stops the hub, the learners' servers and the proxy.", flush=True)
         while hub.running():
             time.sleep(0.5)
