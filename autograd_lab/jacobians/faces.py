@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import torch
 
-from ..format import fmt, ljust, number, table, width
-from ..i18n import _
+from ..format import fmt, ljust, number, quote, table, width
+from ..i18n import _, ngettext
 from ..text import esc, html_table, pre
 
 READABLE = 12  # rows and columns shown whole
 CORNER = 6  # rows and columns shown of a bigger matrix
+HOOKS_TOLD = 5  # the learner's hooks named, each with how often it ran; more are counted
 
 
 def text(jac) -> str:
     lines = [heading(jac), _("computed with {how}; nothing was written to any {grad}").format(how=jac.how,
                                                                                                grad=".grad")]
+    lines.extend(hooks(jac))
     lines.append(table(*_grid(jac)))
     lines.extend(facts(jac))
     return "\n".join(lines)
@@ -25,7 +27,8 @@ def html(jac) -> str:
     headers, rows = _grid(jac)
     how = _("computed with {how}; nothing was written to any {grad}").format(how=esc(jac.how),
                                                                              grad="<code>.grad</code>")
-    parts = [f"<p><b>{esc(heading(jac))}</b><br>{how}</p>", html_table(headers, rows)]
+    told = "".join(f"<br>{esc(line)}" for line in hooks(jac))
+    parts = [f"<p><b>{esc(heading(jac))}</b><br>{how}{told}</p>", html_table(headers, rows)]
     parts.append(pre("\n".join(facts(jac))))
     return '<div class="agl-jacobian">' + "".join(parts) + "</div>"
 
@@ -36,6 +39,35 @@ def heading(jac) -> str:
              "one column per element of {x} (shape {x_shape})").format(
                  y=jac.out_label, x=jac.in_label, rows=rows, cols=cols, y_shape=_shape(jac.out_shape),
                  x_shape=_shape(jac.in_shape))
+
+
+def hooks(jac) -> list[str]:
+    """The learner's hooks that ran while J was computed, each with how often (at most HOOKS_TOLD
+    by name, the rest counted)."""
+    rows = jac.shape[0]
+    out = []
+    for what, in_rows, in_v in jac.hooks[:HOOKS_TOLD]:
+        hook = quote(what, 120)
+        runs = in_rows + in_v
+        if in_rows == rows and in_v == 0:
+            out.append(ngettext("{hook} ran {n} time, once per row of J: J is what autograd computes with it",
+                                "{hook} ran {n} times, once per row of J: J is what autograd computes with it",
+                                runs).format(hook=hook, n=runs))
+        elif in_rows == rows and in_v == 1:
+            out.append(ngettext("{hook} ran {n} time, once per row of J and once for backward(v): J and "
+                                "backward(v) are what autograd computes with it",
+                                "{hook} ran {n} times, once per row of J and once for backward(v): J and "
+                                "backward(v) are what autograd computes with it", runs).format(hook=hook, n=runs))
+        else:
+            out.append(ngettext("{hook} ran {n} time: {rows_runs} while the {rows} rows of J were computed, "
+                                "{v_runs} for backward(v); J is what autograd computes with it",
+                                "{hook} ran {n} times: {rows_runs} while the {rows} rows of J were computed, "
+                                "{v_runs} for backward(v); J is what autograd computes with it", runs).format(
+                                    hook=hook, n=runs, rows_runs=in_rows, rows=rows, v_runs=in_v))
+    more = len(jac.hooks) - HOOKS_TOLD
+    if more > 0:
+        out.append(ngettext("and {n} more hook of yours ran", "and {n} more hooks of yours ran", more).format(n=more))
+    return out
 
 
 def facts(jac) -> list[str]:

@@ -8,11 +8,14 @@ import torch
 
 from ..display import ModelView, image_widget
 from ..errors import LabInputError
+from ..format import quote
 from ..i18n import _
 from ..names import caller_names, name_in
 from . import faces
 from .matrix import Jacobian, of_function, of_graph
 from .picture import picture
+
+LABEL = 60  # characters of an expression shown as a label
 
 
 class JacobianView(ModelView):
@@ -62,15 +65,25 @@ def jacobian_view(y, x, v=None, names: Mapping | None = None, y_label: str | Non
     >>> jacobian_view(x * 3, x, names={}, y_label="x * 3").shape
     (2, 2)
     """
+    if names is not None and not isinstance(names, Mapping):
+        raise LabInputError(_("names must be a mapping of your names to values, got a {type}, e.g. "
+                              "names=globals(); leave it out and the names of your namespace are used.").format(
+                                  type=type(names).__name__))
     names = names or {}
-    x_label = x_label or name_in(names, x) or "x"
+    x_label = _label(x_label or name_in(names, x) or "x")
     if isinstance(y, torch.Tensor):
-        y_label = y_label or name_in(names, y) or "y"
+        y_label = _label(y_label or name_in(names, y) or "y")
         return JacobianView(of_graph(y, x, v, names, y_label, x_label))
     if callable(y):
-        f_label = str(y_label or name_in(names, y) or getattr(y, "__name__", "f"))
+        name = getattr(y, "__name__", None)
+        f_label = _label(y_label or name_in(names, y) or (name if isinstance(name, str) else "f"))
         f_label = "f" if f_label == "<lambda>" else f_label
         return JacobianView(of_function(y, x, v, f_label, x_label))
     raise LabInputError(_("jacobian takes a tensor computed from x, or a function of x; got a {type}. "
                           "E.g. jacobian(y, x) with y = x ** 2, or jacobian(lambda t: t ** 2, x).").format(
                               type=type(y).__name__))
+
+
+def _label(text: str) -> str:
+    """A label as the faces show it: a long expression shortened (for display only)."""
+    return quote(text, LABEL)
