@@ -86,12 +86,12 @@ CASES = {
          ((True, True), "shares a's storage"), ("maybe", "yes/no"), ((True, "perhaps"), "yes or no")]),
     "symbolic_mean_square": (
         ["2*x/3", "2x/n", "2 * x / 3", "x*2/3", "(2/3)*x", lambda x: 2 * x / 3,
-         lambda x: 2 * x / x.numel(), "lambda x: 2 * x / 3", "2*x/(1+2)"],
+         lambda x: 2 * x / x.numel(), "2*x/(1+2)", "2*x/len(x)", "2x/3", "2 x / 3"],
         [("2*x", "gradient of the sum"), ("x/3", "power rule"), ("x**2", "y = x**2 itself"),
          ("x", "x itself"), ("4*x/3", "twice"), (lambda x: (2 * x / 3).sum(), "gives shape ()"),
          ("2*y/3", "uses y"), ("2*x/3 +", "Cannot read"), ([1, 2, 3], "function of x"),
          ("0.6667*x", "exactly"), ("2*x/(n-1)", "n - 1"), ("2/n", "chain rule"), ("1/n", "chain rule"),
-         (lambda x: x.grad, "returned None")]),
+         (lambda x: x.grad, "returned None"), ("lambda x: 2 * x / 3", "never run as code")]),
 }
 
 RIGHT = [(name, i, a) for name, (rights, _) in CASES.items() if rights for i, a in enumerate(rights)]

@@ -1,5 +1,5 @@
 """The %exercise widget and magic: classes the browser tests rely on, buttons pressed with
-.click(), the answer box evaluated in the learner's namespace, deterministic faces."""
+.click(), the answer box read as text (never run, no name looked up), deterministic faces."""
 import pytest
 import torch
 from IPython.core.error import UsageError
@@ -48,27 +48,34 @@ def test_widget_has_the_classes_and_buttons():
     assert "agl-exercise" in statement.value and feedback.value == ""
 
 
-def test_check_evaluates_the_box_in_the_learners_names():
+def test_the_box_is_read_as_text_and_never_run():
     ns = learner()
-    keys = set(ns)
+    keys, grad = set(ns), ns["x"].grad.clone()
     view = exercise_view(exercise("mean_square"), names=ns)
     _, answer, check, _, _, feedback = parts(view)
     check.click()
     assert "not attempted" in feedback.value
-    answer.value = "x.grad"
+    answer.value = "x.grad"  # a name is not looked up: type the numbers, or check x.grad in a cell
     check.click()
-    assert "type what you expect" in feedback.value  # autograd's own tensor is not a prediction
+    assert "x.grad is a name" in feedback.value and "ex.check(x.grad)" in feedback.value
+    assert progress.record("mean_square")["checks"] == 1  # the blank only: a name is not checked
     answer.value = "[0.667, 1.333, 2]"
     check.click()
     assert "correct" in feedback.value and "Correct!" in feedback.value and "Incorrect" not in feedback.value
-    answer.value = "[2 * v for v in [1, 2, 3]]"
+    answer.value = "tensor([2., 4., 6.], requires_grad=True)"  # as PyTorch prints it
     check.click()
     assert "Incorrect" in feedback.value and "gradient of the sum" in feedback.value
+    answer.value = "[2/3, 4/3, 2]"
+    check.click()
+    assert "Correct!" in feedback.value
+    answer.value = "[2 * v for v in [1, 2, 3]]"
+    check.click()
+    assert "is code" in feedback.value and "Incorrect" not in feedback.value
     answer.value = "nope"
     check.click()
-    assert "NameError" in feedback.value
-    assert set(ns) == keys and ns["x"].grad is not None
-    assert repr(view.widget).startswith("Exercise mean_square") and "NameError" in repr(view.widget)
+    assert "nope is a name" in feedback.value
+    assert set(ns) == keys and torch.equal(ns["x"].grad, grad)
+    assert repr(view.widget).startswith("Exercise mean_square") and "nope is a name" in repr(view.widget)
 
 
 def test_text_answers_are_taken_as_typed():
@@ -83,9 +90,12 @@ def test_text_answers_are_taken_as_typed():
     answer.value = "2*x/3"
     check.click()
     assert "Correct!" in feedback.value
-    answer.value = "lambda x: 2 * x"
+    answer.value = "2x"
     check.click()
     assert "gradient of the sum" in feedback.value
+    answer.value = "lambda x: 2 * x"  # a function is given in a cell, never as text
+    check.click()
+    assert "never run as code" in feedback.value and "ex.check(lambda x: 2 * x)" in feedback.value
 
 
 def test_hint_and_solution_buttons():

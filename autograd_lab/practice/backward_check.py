@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..format import listed
+from ..format import listed, message, quote
 from ..i18n import _
-from .checking import WrongForm, is_placeholder, shape_text
+from .checking import WrongForm, is_placeholder, safe_repr, shape_text
 
 RTOL, ATOL = 1e-5, 1e-8  # the learner's formula and the engine's differ only by rounding in float64
 
@@ -205,13 +205,13 @@ def run_backward(op: Op, answer, cases: list[Case], finite_differences: bool = T
         except Exception as err:
             raise WrongForm(_("Your backward raised {error} on input {i} of {n} ({case}): {message}").format(
                 error=type(err).__name__, i=i + 1, n=len(cases), case=case.describe(op.names),
-                message=err)) from None
+                message=message(err))) from None
         if any(is_placeholder(r) for r in result):
             raise WrongForm(_("Your backward still returns ____."))
         for name, r in zip(op.names, result, strict=True):
             if not isinstance(r, torch.Tensor):
                 raise WrongForm(_("Your backward returned {value} as the gradient for {name}; return a "
-                                  "tensor.").format(value=repr(r), name=name))
+                                  "tensor.").format(value=quote(safe_repr(r)), name=name))
         rows.append(tuple(r.detach().double() for r in result))
         if finite_differences:
             fd.append(_gradcheck(answer.apply if is_function_class(answer) else _wrapped(op, answer).apply, case))

@@ -19,6 +19,8 @@ from .forms import Form
 class BackwardForm(Form):
     """An answer that is a backward; read() runs it on every case (an Attempt)."""
 
+    takes_function = True
+
     def __init__(self, op: Op, cases: list[Case], example: str):
         self.op, self.cases, self.example = op, cases, example
 

@@ -5,7 +5,9 @@ torch at creation. These return models; the public names of the package return t
 from __future__ import annotations
 
 from ..errors import LabInputError
+from ..format import quote
 from ..i18n import _
+from .checking import safe_repr
 from .exercise import Exercise
 from .registry import Entry, registered
 from .topics import calls, flow, powers  # noqa: F401  (importing them registers their exercises)
@@ -48,7 +50,7 @@ def entry(name: str) -> Entry:
         if e.name == name:
             return e
     raise LabInputError(_("there is no exercise called {name}. Exercises: {names}.").format(
-        name=repr(name), names=", ".join(catalog().names())))
+        name=quote(safe_repr(name)), names=", ".join(catalog().names())))
 
 
 def exercise(name: str, seed: int | None = None) -> Exercise:
@@ -61,8 +63,8 @@ def exercise(name: str, seed: int | None = None) -> Exercise:
     found = entry(name)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise LabInputError(_("seed takes a whole number, got {seed}: e.g. {example}.").format(
-            seed=repr(seed), example=f"exercise({name!r}, seed=7)"))
+            seed=quote(safe_repr(seed)), example=f"exercise({name!r}, seed=7)"))
     if seed is not None and not 0 <= seed < 2**32:
         raise LabInputError(_("seed takes a whole number from 0 to {top}, got {seed}: e.g. {example}.").format(
-            top=2**32 - 1, seed=seed, example=f"exercise({name!r}, seed=7)"))
+            top=2**32 - 1, seed=quote(safe_repr(seed)), example=f"exercise({name!r}, seed=7)"))
     return found.make(seed=seed)

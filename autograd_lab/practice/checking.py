@@ -92,6 +92,14 @@ class WrongForm(Exception):
     """The answer is not of a form the exercise can read; the message says which form it wants."""
 
 
+def safe_repr(value) -> str:
+    """repr(value), or the type's name in angle brackets when its __repr__ raises (quote() bounds it)."""
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
 def near(value: torch.Tensor, expected: torch.Tensor) -> bool:
     """Right to two or three decimals but not to four: rounded too early."""
     if tuple(value.shape) != tuple(expected.shape):

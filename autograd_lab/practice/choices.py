@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from ..format import quote
 from ..i18n import _
 from ..languages import norm, truth_words
-from .checking import WrongForm
+from .checking import WrongForm, safe_repr as _repr
 from .forms import Form
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -33,7 +34,7 @@ class ChoiceForm(Form):
             if answer.strip().lower() == text.lower():
                 return key
         raise WrongForm(_("'{answer}' is not one of the options; answer with one letter among "
-                          "{options}.").format(answer=answer, options=", ".join(self.options)))
+                          "{options}.").format(answer=quote(answer), options=", ".join(self.options)))
 
     def describe(self) -> str:
         return "\n".join(f"  ({key}) {text}" for key, text in self.options.items())
@@ -74,7 +75,7 @@ class NamesForm(Form):
                 names.add(word)
             else:
                 raise WrongForm(_("'{word}' is not one of the names in this exercise; choose among "
-                                  "{names}.").format(word=word, names=", ".join(self.candidates)))
+                                  "{names}.").format(word=quote(word), names=", ".join(self.candidates)))
         return frozenset(names)
 
     def explain(self, value, expected) -> str | None:
@@ -98,7 +99,7 @@ def _truth(word) -> bool:
     if isinstance(word, int) and word in (0, 1):
         return bool(word)
     # Translators: True/False and "yes"/"no" are what the learner types: keep them as they are
-    raise WrongForm(_('Cannot read {word} as yes or no; use True/False or "yes"/"no".').format(word=repr(word)))
+    raise WrongForm(_('Cannot read {word} as yes or no; use True/False or "yes"/"no".').format(word=quote(_repr(word))))
 
 
 class FlagsForm(Form):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..format import message
 from ..i18n import N_, _
 from . import progress
 from .checking import NOT_ATTEMPTED, Placeholder, Result, WrongForm
@@ -39,6 +40,8 @@ def uses_blank(answer) -> bool:
 class CodeForm(Form):
     """An answer that is a function; `probe` runs it and returns what it did (an observation),
     raising WrongForm when it cannot be run at all."""
+
+    takes_function = True
 
     def __init__(self, probe: Callable, example: str, what: str = N_("your function")):
         self.probe, self.example, self.what = probe, example, what
@@ -96,4 +99,4 @@ def call(fn: Callable, *args, what: str = N_("Your function")):
     except Exception as err:
         # Translators: {what} is "Your function" or "Your step"; {error} is the Python exception's name
         raise WrongForm(_("{what} raised {error}: {message}").format(what=_(what), error=type(err).__name__,
-                                                                      message=err)) from None
+                                                                      message=message(err))) from None

@@ -6,9 +6,9 @@ with fewer than three significant digits it is "close". A tensor's entries count
 of their shortest repr in their own dtype, plus that dtype's rounding."""
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from fractions import Fraction
 
 import torch
 
@@ -39,11 +39,39 @@ class Numbers:
 EXACT = 10**6
 
 
+class Written(float):
+    """A number as a learner typed it into an answer box: its value as a float, and what was written,
+    a Decimal (keeping the digits: 0.6670 claims four decimals) or an exact Fraction (1/3); its repr
+    is the text typed.
+
+    >>> Written(Decimal("0.6670"), "0.6670"), typed(Written(Fraction(1, 3), "1/3"))
+    (0.6670, (0.3333333333333333, 0.0, 1000000))
+    """
+
+    written: Decimal | Fraction
+    text: str
+
+    def __new__(cls, written: Decimal | Fraction, text: str):
+        self = super().__new__(cls, float(written))
+        self.written, self.text = written, text
+        return self
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
 def _from_decimal(d: Decimal) -> tuple[float, float, int]:
     _, digits, exponent = d.as_tuple()
     exponent = int(exponent)
-    significant = len(str(int("".join(map(str, digits)) or "0")))  # leading zeros do not count
-    return float(d), 0.5 * 10.0**exponent, significant
+    written = "".join(map(str, digits)).lstrip("0")
+    significant = len(written) or 1  # leading zeros do not count
+    try:
+        half = 0.5 * 10.0**exponent
+    except OverflowError:  # beyond a float: reading says so before judging
+        half = float("inf")
+    return float(d), half, significant
 
 
 def typed(v) -> tuple[float, float, int]:
@@ -54,6 +82,10 @@ def typed(v) -> tuple[float, float, int]:
     >>> typed(2)
     (2.0, 0.5, 1)
     """
+    if isinstance(v, Written):
+        v = v.written
+    if isinstance(v, Fraction):
+        return float(v), 0.0, EXACT  # 1/3 typed is exactly a third
     if isinstance(v, Decimal):
         return _from_decimal(v)
     if isinstance(v, int) and not isinstance(v, bool):
@@ -82,6 +114,9 @@ def numbers(nested, eps: float = 0.0) -> Numbers:
         return len(flat) - 1
 
     index = walk(nested)
+    if any(f[1] == 0.0 and f[2] == EXACT for f in flat):
+        # a fraction typed (1/3) is exact: it matches a value stored in float32 to that dtype's rounding
+        eps = max(eps, float(torch.finfo(torch.float32).eps))
     values = torch.tensor(_shape_like(index, [f[0] for f in flat]), dtype=torch.float64)
     half = torch.tensor(_shape_like(index, [f[1] for f in flat]), dtype=torch.float64)
     digits = torch.tensor(_shape_like(index, [f[2] for f in flat]), dtype=torch.int64)
@@ -115,34 +150,6 @@ def exact(values: torch.Tensor) -> Numbers:
     """Numbers that are exact by construction (a formula or a function evaluated by the lab)."""
     v = values.detach().double()
     return Numbers(v, torch.zeros_like(v), torch.full(v.shape, EXACT, dtype=torch.int64))
-
-
-def parse_text(body: str):
-    """Nested lists of Decimals from text such as '[0.6670, 1.333, 2]', keeping the digits as
-    written; raises ValueError when the text is not numbers.
-
-    >>> parse_text("[0.6670, -2]")
-    [Decimal('0.6670'), Decimal('-2')]
-    """
-    tree = ast.parse(body.strip(), mode="eval").body
-
-    def walk(node):
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return [walk(e) for e in node.elts]
-        sign = 1
-        while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            sign = -sign if isinstance(node.op, ast.USub) else sign
-            node = node.operand
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            text = ast.get_source_segment(body.strip(), node) or repr(node.value)
-            try:
-                d = Decimal(text.replace("_", ""))
-            except InvalidOperation:
-                d = Decimal(repr(node.value))
-            return -d if sign < 0 else d
-        raise ValueError("not a number")
-
-    return walk(tree)
 
 
 def judge(given: Numbers, truth: torch.Tensor) -> str:

@@ -4,6 +4,7 @@ turns what the learner typed into a verdict which teaches. A prediction is the l
 tensor (what autograd hands back) is not an answer; ex.confirm() shows autograd's beside it."""
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,10 +12,11 @@ from typing import Any
 import torch
 
 from ..errors import LabInputError
-from ..format import fmt
+from ..format import fmt, quote
 from ..i18n import N_, _
 from . import progress
-from .checking import CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm, is_placeholder, status_label
+from .checking import (CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm, is_placeholder, safe_repr,
+                       status_label)
 from .digits import CLOSE, RIGHT
 from .forms import Form
 from .messages import ambiguous
@@ -23,6 +25,7 @@ _UNSET = object()
 TENSOR_GIVEN = N_("Not attempted: type what you expect as numbers or a formula, then confirm with "
                   "autograd (ex.confirm()). A tensor is what autograd hands back, so checking it "
                   "checks autograd, not you.")
+TEXT_LIMIT = 10_000  # characters of a text answer the lab reads at all
 CLOSE_MESSAGE = N_("Close: give three significant digits. Your numbers agree with the answer as far "
                    "as you wrote them, but some have fewer than three significant digits.")
 
@@ -136,6 +139,11 @@ class Exercise:
                                                       "e.g. {example}").format(example=self.example))
         if self.predicts and _has_tensor(answer):
             return Result(self.name, NOT_ATTEMPTED, _(TENSOR_GIVEN), "tensor_given")
+        if isinstance(answer, str) and len(answer) > TEXT_LIMIT:  # read nothing of it: no answer is that long
+            return Result(self.name, INCORRECT, incorrect(_(
+                "Your answer is a text of {count} characters, far longer than any answer here ({limit} at "
+                "most). Expected {answer_form}.").format(count=len(answer), limit=TEXT_LIMIT,
+                                                        answer_form=_(self.answer_form))), "form")
         try:
             value = self.form.read(answer)
         except WrongForm as err:
@@ -169,7 +177,7 @@ class Exercise:
             n = min(self.hints_shown + 1, len(self.hints))
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(self.hints):
             raise LabInputError(_("hint({n}) does not exist: {name} has hints 1 to {total}; type .hint() for "
-                                  "the next one.").format(n=repr(n), name=self.name, total=len(self.hints)))
+                                  "the next one.").format(n=quote(safe_repr(n)), name=self.name, total=len(self.hints)))
         self.hints_shown = max(self.hints_shown, n)
         progress.record_hint(self.name, n)
         return Note(_("Hint {n} of {total}").format(n=n, total=len(self.hints)), _(self.hints[n - 1]))
@@ -229,18 +237,44 @@ def _same(a, b) -> bool:
     return tuple(a.shape) == tuple(b.shape) and bool(torch.allclose(a.double(), b.double(), rtol=1e-9, atol=1e-12))
 
 
+class _Shown(reprlib.Repr):
+    """A bounded repr of an answer: long lists and texts cut (``...``), every object's own repr
+    guarded (never an address)."""
+
+    def __init__(self):
+        super().__init__()
+        self.maxlevel, self.maxlist, self.maxtuple, self.maxdict = 4, 12, 12, 8
+        self.maxset = self.maxfrozenset = 12
+        self.maxstring = self.maxother = 120
+
+    def repr_instance(self, x, level):
+        return quote(safe_repr(x), self.maxother)
+
+    def repr_int(self, x, level):
+        return quote(safe_repr(x), self.maxother)  # a huge int is cut, never written out whole
+
+
+_SHOWN = _Shown()
+
+
 def _show(value) -> str:
+    """A learner's answer as confirm() quotes it: short, the same characters on every run."""
     if isinstance(value, (frozenset, set)):
-        return "{" + ", ".join(repr(v) for v in sorted(value)) + "}"
-    if isinstance(value, (str, list, int, float)):
-        return repr(value)
+        try:
+            items = sorted(value)
+        except TypeError:
+            items = list(value)
+        shown = [_SHOWN.repr(v) for v in items[:12]] + (["..."] if len(items) > 12 else [])
+        return quote("{" + ", ".join(shown) + "}")
     if isinstance(value, tuple):
-        return "(" + ", ".join(_show(v) for v in value) + ")"
+        return quote("(" + ", ".join(_show(v) for v in value[:12]) + (", ...)" if len(value) > 12 else ")"))
     if callable(value) and not isinstance(value, torch.Tensor):
         return _("a function of x")
     if isinstance(value, torch.Tensor) and value.numel() > 8:
         return _("a {shape} tensor").format(shape=tuple(value.shape))
-    return fmt(value)
+    if isinstance(value, torch.Tensor):
+        return fmt(value)
+    return quote(_SHOWN.repr(value))
 
 
 def incorrect(why: str) -> str:

@@ -1,28 +1,29 @@
 """Numeric answer forms: a tensor of values, several named tensors at once, and a gradient given
-as a function of x (a lambda or a formula string read with sympy). Each form reads an answer
+as a function of x (a Python function, or a formula string read by the lab's own parser, formula.py:
+no text is ever run). Each form reads an answer
 (raising WrongForm when it cannot), compares it with a target within the printed tolerance, and
 says what kind of mistake a wrong value looks like without showing the expected values."""
 from __future__ import annotations
 
-import math
-import re
-
-import sympy
 import torch
-from sympy.parsing.sympy_parser import (convert_xor, implicit_multiplication_application,
-                                        parse_expr, standard_transformations)
 
+from ..format import message
 from ..i18n import N_, _
 from .checking import WrongForm, near, shape_text
 from .digits import CLOSE, RIGHT, WRONG, Numbers, exact, judge
+from .formula import read_formula
 from .reading import read_numbers
 
 
 class Form:
-    """How one kind of answer is read and compared. takes_text: the widget passes typed text as is."""
+    """How one kind of answer is read and compared. takes_text: the widget passes typed text as is;
+    takes_function: the answer is the learner's Python function, given in a cell (never in the box);
+    box_example: what the widget's box shows as an example, when not read off `example`."""
 
     takes_text = False
+    takes_function = False
     example = "ex.check(answer)"
+    box_example = ""
 
     def read(self, answer):
         raise NotImplementedError
@@ -158,6 +159,7 @@ class FunctionForm(Form):
     holds samples of another size: a diagnosis is named only when it holds there too."""
 
     takes_text = True
+    box_example = "x / n"  # the box takes a formula; a Python function is given in a cell
     # Translators: two ways to answer; "formula in x" stands for the formula the learner types
     example = N_('ex.check(lambda x: ...) or ex.check("formula in x")')
 
@@ -166,18 +168,14 @@ class FunctionForm(Form):
         self.numbers = TensorForm(what)
 
     def read(self, answer):
-        if isinstance(answer, str) and answer.strip().startswith("lambda"):
-            try:
-                answer = eval(answer, {"torch": torch, "math": math})  # the learner's own lambda
-            except Exception as err:
-                raise WrongForm(_("Cannot read this lambda ({error}: {message}).").format(
-                    error=type(err).__name__, message=err)) from None
-        if isinstance(answer, str):
-            main, note = self._formula(answer, self.samples)
+        if isinstance(answer, str):  # a formula, read by the lab's parser and never run (formula.py)
+            formula = read_formula(answer)
+            main = exact(formula.evaluate(self.samples))
             # only a formula written with n can be tried on inputs of another size
-            generic = self.variant is not None and "n" in re.findall(r"[A-Za-z_]\w*", answer)
-            other = self._formula(answer, self.variant)[0] if generic and self.variant is not None else None
-            return Numbers(main.values, main.half, main.digits, note=note, variant=_values(other))
+            generic = self.variant is not None and formula.uses_n
+            there = formula.evaluate(self.variant) if generic and self.variant is not None else None
+            return Numbers(main.values, main.half, main.digits, note="decimals" if formula.decimals else "",
+                           variant=there)
         if not callable(answer) or isinstance(answer, torch.Tensor):
             raise WrongForm(_("This exercise asks for the gradient as a function of x, not for numbers: "
                               'give lambda x: ... or a formula string such as "x + 1".'))
@@ -193,7 +191,7 @@ class FunctionForm(Form):
             except Exception as err:
                 raise WrongForm(_("Calling your function on a tensor x of shape {shape} raised {error}: "
                                   "{message}").format(shape=shape_text(x.shape), error=type(err).__name__,
-                                                      message=err)) from None
+                                                      message=message(err))) from None
             if out is None:
                 raise WrongForm(_("Your function returned None. The lab calls it with plain values of x, "
                                   "which have no .grad (lambda x: x.grad reads one): write the gradient "
@@ -202,32 +200,6 @@ class FunctionForm(Form):
         if len({tuple(r.shape) for r in rows}) > 1:
             raise WrongForm(_("Your function returns different shapes for different inputs."))
         return exact(torch.stack(rows))
-
-    def _formula(self, text: str, samples: torch.Tensor) -> tuple[Numbers, str]:
-        x, n = sympy.Symbol("x"), samples.shape[-1]
-        transforms = (*standard_transformations, implicit_multiplication_application, convert_xor)
-        try:
-            expr = parse_expr(text, local_dict={"x": x, "n": sympy.Integer(n)}, transformations=transforms)
-        except Exception as err:
-            raise WrongForm(_("Cannot read the formula '{text}' ({error}).").format(
-                text=text, error=type(err).__name__)) from None
-        if not isinstance(expr, sympy.Expr):
-            raise WrongForm(_("'{text}' is not a formula in x.").format(text=text))
-        others = sorted(str(s) for s in expr.free_symbols if s != x)
-        if others:
-            raise WrongForm(_("The formula uses {names}; write it with x (one element of the "
-                              "input) and numbers, or n for the number of elements.").format(names=", ".join(others)))
-        try:
-            values = [[complex(expr.subs(x, float(v)).evalf()) for v in row] for row in samples]
-        except (TypeError, ValueError, ZeroDivisionError):
-            raise WrongForm(_("The formula '{text}' cannot be evaluated at every x.").format(text=text)) from None
-        if any(abs(v.imag) > 1e-12 for row in values for v in row):
-            raise WrongForm(_("The formula '{text}' gives complex numbers for some x.").format(text=text))
-        note = "decimals" if any(isinstance(a, sympy.Float) for a in expr.atoms(sympy.Number)) else ""
-        real = torch.tensor([[v.real for v in row] for row in values], dtype=torch.float64)
-        if not torch.isfinite(real).all():
-            raise WrongForm(_("The formula '{text}' cannot be evaluated at every x.").format(text=text))
-        return exact(real), note
 
     def grade(self, value, target) -> str:
         return self.numbers.grade(value, target)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 
 from ..errors import LabInputError
+from ..format import quote
 from ..i18n import _
+from .checking import safe_repr
 
 _records: dict[str, dict] = {}
 _grading: bool | None = None
@@ -82,7 +84,7 @@ def grading(flag: bool | None = None) -> bool:
     global _grading
     if flag is not None:
         if not isinstance(flag, bool):
-            raise LabInputError(_("grading() takes True or False, got {flag}.").format(flag=repr(flag)))
+            raise LabInputError(_("grading() takes True or False, got {flag}.").format(flag=quote(safe_repr(flag))))
         _grading = flag
     if _grading is not None:
         return _grading

@@ -7,9 +7,10 @@ import ast
 import contextlib
 import re
 
+from ..format import quote
 from ..i18n import _
 from ..languages import norm, outcome_words
-from .checking import WrongForm
+from .checking import WrongForm, safe_repr as _repr
 from .choices import _truth
 from .forms import Form
 
@@ -52,7 +53,7 @@ class OrderForm(Form):
             label = self.words.get(_norm(item))
             if label is None:
                 raise WrongForm(_("'{item}' is not a node of this graph; the nodes are {nodes} (in some "
-                                  "order).").format(item=item, nodes=", ".join(sorted(self.labels))))
+                                  "order).").format(item=quote(item), nodes=", ".join(sorted(self.labels))))
             order.append(label)
         return tuple(order)
 
@@ -76,7 +77,7 @@ def _outcome(word) -> str:
     if found is None:
         # Translators: ok, error, silently wrong and refused are what the learner types: keep them as they are
         raise WrongForm(_("Cannot read {word} as an outcome; use one of: ok, error, silently wrong, refused.").format(
-            word=repr(word)))
+            word=quote(_repr(word))))
     return found
 
 
@@ -99,7 +100,7 @@ class RowsForm(Form):
             if w in (k, k.rstrip("()"), k.split("(")[0], k.lstrip("."), k.rstrip("()").split(".")[-1]):
                 return key
         raise WrongForm(_("'{word}' is not one of the copies asked about: {copies}.").format(
-            word=word, copies=", ".join(self.keys)))
+            word=quote(word), copies=", ".join(self.keys)))
 
     def read(self, answer):
         if isinstance(answer, str) and answer.strip()[:1] in "{[(":

@@ -8,11 +8,12 @@ import re
 
 from collections.abc import Mapping
 
-from ..display import ModelView, evaluate_typed
+from ..display import ModelView
 from ..i18n import N_, _
 from . import bank, faces, report
-from .checking import ____, Result
+from .checking import ____, Result, WrongForm
 from .exercise import Exercise
+from .typed import Name, name_message, read_typed
 
 #: the buttons, by the name their CSS class is made of (agl-check, ...), with the label they show
 BUTTONS = {"Check": N_("Check"), "Hint": N_("Hint"), "Solution": N_("Solution")}
@@ -32,8 +33,10 @@ class ExercisePage(ModelView):
 
 
 class ExerciseView(ExercisePage):
-    """An exercise shown with an answer box; the box is evaluated in `names` (the learner's
-    namespace). ``parts`` maps each control's CSS class to the control, once the widget is built."""
+    """An exercise shown with an answer box. The box is read as text and never run (typed.py):
+    numbers, lists, printed tensors, words and formulas; a value of the learner's code is checked in a
+    cell, ``ex.check(value)``. ``names`` (the learner's namespace) is kept only to say so: it is never
+    read. ``parts`` maps each control's CSS class to the control, once the widget is built."""
 
     def __init__(self, ex: Exercise, names: Mapping | None = None):
         super().__init__(ex)
@@ -43,21 +46,28 @@ class ExerciseView(ExercisePage):
 
     def read(self, typed: str):
         """What the typed text stands for: the blank when empty, the text itself for answers made of
-        words (letters, names, formulas), otherwise the value of the expression in the learner's names."""
+        words (letters, names, formulas), otherwise the numbers, lists or printed tensors it holds.
+        Raises WrongForm (what to type instead) for a name, code, or a box that takes a function."""
         typed = typed.strip()
         if not typed:
             return ____
-        if self.model.form.takes_text and not typed.startswith("lambda"):
+        form = self.model.form
+        if getattr(form, "takes_function", False):
+            raise WrongForm(_("This exercise checks your Python function, and the box runs no code: define the "
+                              "function in a cell and check it there, {example}.").format(example=self.model.example))
+        if form.takes_text:
             return typed
-        return evaluate_typed(typed, self.names)
+        answer = read_typed(typed)
+        if isinstance(answer, Name):
+            raise WrongForm(name_message(answer, "ex.check({value})"))
+        return answer
 
     def check_typed(self, typed: str) -> tuple[str, str]:
         """Check typed text as the widget does: (plain text, html) of the feedback."""
         try:
             answer = self.read(typed)
-        except Exception as err:  # the learner's expression failed: say so in one line
-            text = _("Could not evaluate {typed}: {error}: {message}. Run the setup code first, or check the "
-                     "spelling.").format(typed=repr(typed.strip()), error=type(err).__name__, message=err)
+        except WrongForm as err:  # not an answer the box reads: say what to type, record nothing
+            text = str(err)
             return text, faces.message_html(text)
         try:
             result = self.model.check(answer)
@@ -78,7 +88,8 @@ class ExerciseView(ExercisePage):
 
         view = self
         statement = w.HTML(value=self.html())
-        placeholder = _("your answer, e.g. {example}").format(example=_inside(self.model.example))
+        example = self.model.form.box_example or _inside(self.model.example)
+        placeholder = _("your answer, e.g. {example}").format(example=example)
         answer = w.Text(value="", placeholder=placeholder, description=_("Answer:"), layout=w.Layout(width="50%"))
         buttons = {name: w.Button(description=_(label)) for name, label in BUTTONS.items()}
         feedback = w.HTML(value="")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from ..graph import Node
 from ..i18n import _, ngettext
+from ..names import label
+from ..practice.checking import WrongForm
 from ..text import esc
 from .faces import LINE, first_few, arriving, fmt, name_of_saved, sent_on, step_title
 from .recompute import recomputations
@@ -76,8 +78,9 @@ def panel_lines(trace: Trace, index: int) -> list[tuple[str, str]]:
         lines.append((_("recomputed here"), again))
     mine = [what for node_, what in trace.hooks_ran if node_ is node]
     if mine:
-        lines.append((_("your hooks"), "; ".join(first_few(list(dict.fromkeys(mine))))))
-        before = [s.node.label or s.node.title for s in trace.steps[:step.index] if s.node.is_accumulator]
+        lines.append((_("your hooks"), "; ".join(first_few([label(what) for what in dict.fromkeys(mine)]))))
+        before = [label(s.node.label) if s.node.label else s.node.title for s in trace.steps[:step.index]
+                  if s.node.is_accumulator]
         if before and getattr(trace, "captured", False) and not node.is_accumulator:
             # the leaves' gradients were captured, not accumulated: .grad still holds the old value
             lines.append((_("note"), _("{leaves} already got a gradient in this backward (earlier steps). A hook "
@@ -113,7 +116,7 @@ def next_prompt(trace: Trace, index: int) -> str:
     step = trace.steps[index]
     if step.node.is_accumulator:
         sentence = _("Next: {node}. Predict what {leaf}.grad holds after it, then press Check.").format(
-            node=step.node.title, leaf=step.node.label or _("the leaf"))
+            node=step.node.title, leaf=label(step.node.label) if step.node.label else _("the leaf"))
     else:
         sentence = _("Next: {node}. Predict what it sends on, then press Check.").format(node=step.node.title)
     return f"<p><i>{esc(sentence)}</i></p>"
@@ -122,7 +125,8 @@ def next_prompt(trace: Trace, index: int) -> str:
 def unread_html(err: Exception) -> str:
     """What the prediction box says when it cannot read what was typed (nothing is revealed)."""
     unread = esc(_("could not read that"))
-    return _("{heading}: {text}").format(heading=f"<b>{unread}</b>", text=f"{esc(type(err).__name__)}: {esc(err)}")
+    said = esc(err) if isinstance(err, WrongForm) else f"{esc(type(err).__name__)}: {esc(err)}"  # a whole sentence
+    return _("{heading}: {text}").format(heading=f"<b>{unread}</b>", text=said)
 
 
 def verdict_html(verdict) -> str:

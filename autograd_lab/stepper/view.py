@@ -5,14 +5,17 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 
-from ..display import View, evaluate_typed, live, scrolling
+from ..display import View, live, scrolling
 from ..errors import LabInputError
 from ..i18n import _, ngettext
-from ..names import caller_names, name_in
+from ..names import caller_names, label as shortened, name_in
+from ..practice.checking import WrongForm
+from ..practice.typed import read_typed
 from ..text import esc
 from .draw import Drawing, Layout
 from .faces import applied_text, recent_html, walk_html, walk_text
-from .live_view import RELEASED, Released, release_widget, released_html, supersede
+from . import live_view
+from .live_view import Released, supersede
 from .panel_faces import next_prompt, panel_html, panel_text, unread_html, verdict_html
 from .predict import Verdict, compare, judged
 from .trace import Trace, trace as record
@@ -37,7 +40,6 @@ class Stepper(View):
         self.predicting = predict
         self.apply_at_end = apply
         self.applied = trace.applied  # a trace recorded with apply=True was the backward itself
-        self.released = False
         self.label = label if label is not None else _("the output")
         self.index = 0
         self.verdicts: dict[int, Verdict] = {}
@@ -86,7 +88,7 @@ class Stepper(View):
         """Check a prediction of what the next step sends on, then reveal that step. An answer that
         cannot be compared (not numbers, the wrong shape or count) reveals nothing: try again."""
         if self.released:
-            return Verdict(False, _(RELEASED))
+            return Verdict(False, self.released_text())
         if self.index >= len(self.trace.steps):
             return Verdict(False, _("backward is finished: there is no step left to predict"))
         step = self.trace.steps[self.index]
@@ -99,16 +101,24 @@ class Stepper(View):
         self.next()
         return verdict
 
-    def release(self) -> None:
-        """Let go of the recording (graph, saved values, gradients): a newer stepper replaced it."""
-        if self.released:
-            return
-        self.released = True
+    # --- released (display.View.release: a newer stepper replaced it) ---------------------------
+    released_words = live_view.WORDS
+
+    def subject(self) -> str:
+        return self.label
+
+    def _slots(self) -> dict:
+        return live_view._current
+
+    def _let_go(self) -> None:
+        """Let go of the recording (graph, saved values, gradients) and of the controls; the stepper
+        stays a stepper: moving does nothing, and its faces say why."""
         self.ahead.cancel()
         # the Released stand-in answers what a released stepper is still asked (its step count)
         self.trace, self._layout, self._drawing = Released(len(self.trace.steps)), None, None  # type: ignore[assignment]
-        if self._widget is not None:
-            release_widget(self._widget)
+        self.verdicts.clear()
+        for name in ("buttons", "_image", "_panel", "_slider", "_play", "_link", "_log", "_answer", "_verdict"):
+            vars(self).pop(name, None)
 
     # --- faces --------------------------------------------------------------------------------
     @property
@@ -119,25 +129,26 @@ class Stepper(View):
                             "writes no .grad): {count} step in the order the engine ran them",
                             "your own torch.autograd.grad call on {name}, run for real (it returns the gradients and "
                             "writes no .grad): {count} steps in the order the engine ran them", n).format(
-                                name=self.label, count=n)
+                                name=shortened(self.label), count=n)
         if getattr(self.trace, "own", False):
             return ngettext("your own backward of {name}, run for real (.grad written, hooks run, as your code does): "
                             "{count} step in the order the engine ran them",
                             "your own backward of {name}, run for real (.grad written, hooks run, as your code does): "
-                            "{count} steps in the order the engine ran them", n).format(name=self.label, count=n)
+                            "{count} steps in the order the engine ran them", n).format(name=shortened(self.label),
+                                                                                        count=n)
         return ngettext("backward of {name}: {count} step in the order the engine ran them",
                         "backward of {name}: {count} steps in the order the engine ran them", n).format(
-            name=self.label, count=n)
+            name=shortened(self.label), count=n)
 
     def text(self) -> str:
         if self.released:
-            return _(RELEASED)
+            return self.released_text()
         text = walk_text(self.trace, self.title, self.index, self.index if self.predicting else None)
         wrote = self.applied and getattr(self.trace, "call", "backward") != "grad"
         return text + "\n" + applied_text(self.trace) if wrote else text
 
     def html(self) -> str:
-        return (released_html() if self.released
+        return (f'<p class="agl-released"><i>{esc(self.released_text())}</i></p>' if self.released
                 else walk_html(self.trace, self.title, self.index, self.index if self.predicting else None))
 
     @property
@@ -177,7 +188,7 @@ class Stepper(View):
         return drawing.png(*args)
 
     def figure_title(self) -> str:
-        return _("backward graph of {name}").format(name=self.label)
+        return _("backward graph of {name}").format(name=shortened(self.label))
 
     def build_widget(self):
         import ipywidgets as w
@@ -199,7 +210,7 @@ class Stepper(View):
                                 "agl-slider")
         self._slider.observe(lambda change: self.goto(change["new"]), names="value")
         self._play = _classed(w.Play(value=0, min=0, max=n, interval=900), "agl-play")
-        w.jslink((self._play, "value"), (self._slider, "value"))
+        self._link = w.jslink((self._play, "value"), (self._slider, "value"))  # closed on release
         controls = w.HBox([*buttons.values(), self._play, self._slider])
         self._log = _classed(w.HTML(), "agl-walk")
         # side by side while both fit; a wide figure takes the row and the panel goes under it
@@ -227,9 +238,9 @@ class Stepper(View):
         return box
 
     def _check_typed(self):
-        try:
-            answer = evaluate_typed(self._answer.value.strip(), self.trace.names)  # the learner's namespace
-        except Exception as err:  # a typo in the box: say so, reveal nothing
+        try:  # the box is text, never run: numbers, lists, tensors as printed (practice/typed.py)
+            answer = read_typed(self._answer.value.strip(), words=False, cell="stepper.predict({value})")
+        except WrongForm as err:  # not numbers: say what to type, reveal nothing
             self._verdict.value = unread_html(err)
             return
         self._verdict.value = verdict_html(self.predict(answer))
@@ -249,7 +260,7 @@ class Stepper(View):
 
     def panel(self) -> str:
         """The current step's panel as plain text."""
-        return _(RELEASED) if self.released else panel_text(self.trace, self.index)
+        return self.released_text() if self.released else panel_text(self.trace, self.index)
 
 
 def step(output, gradient=None, predict: bool = False, apply: bool = False,
@@ -270,7 +281,7 @@ def step(output, gradient=None, predict: bool = False, apply: bool = False,
     stepper = Stepper(recorded, predict=predict, apply=apply, label=label)
     if not live():
         return stepper.end() if apply else stepper  # no widget to step through: the whole walk at once
-    supersede(stepper, label)
+    supersede(stepper)
     return stepper
 
 
