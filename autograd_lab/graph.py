@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from .i18n import _
-from .names import learner_labels
+from .names import label, learner_labels
 from .saved import saved_values
 
 ACCUMULATE = "AccumulateGrad"
@@ -58,26 +58,48 @@ def root_fns(root: Any) -> list[Any]:
 
 
 def deeper_than(root: Any, limit: int) -> bool:
-    """Whether a node of the graph below root (a tensor or a grad_fn) lies more than limit nodes
-    down, by breadth-first levels: it stops there, so the nodes further down are never reached
-    from Python (reaching them is what makes a very deep graph crash PyTorch when it is freed).
+    """Whether a path down the graph from root (a tensor or a grad_fn) is longer than limit nodes:
+    the longest path counts, not the shortest (a chain whose every node also feeds the root
+    directly, as torch.stack(steps).sum() does, is as deep as the chain). Depth first, each node
+    once: a node's height (the nodes on the longest path down from it) is known once its children's
+    are, and the walk stops as soon as the path it is on, or that path and a height below it, is
+    longer than limit, before the nodes further down are reached from Python (reaching them is what
+    makes a very deep graph crash PyTorch when it is freed).
 
     >>> x = torch.ones(1, requires_grad=True)
     >>> (deeper_than((x * 2).sum(), 3), deeper_than((x * 2).sum(), 2))
     (False, True)
+    >>> h = x
+    >>> steps = [h := h * 2 for _ in range(5)]
+    >>> deeper_than(torch.stack(steps).sum(), 7), deeper_than(torch.stack(steps).sum(), 8)
+    (True, False)
     """
-    level = root_fns(root)
-    seen, depth = set(level), 1
-    while level:
-        if depth > limit:
+    height: dict[Any, int] = {}
+    for top in root_fns(root):
+        if top in height:
+            continue
+        fns, edges, at = [top], [top.next_functions], [0]  # the path: its nodes, their edges, the next edge
+        while fns:
+            children, i = edges[-1], at[-1]
+            while i < len(children) and (children[i][0] is None or children[i][0] in height):
+                if children[i][0] is not None and len(fns) + height[children[i][0]] > limit:
+                    return True
+                i += 1
+            if i < len(children):
+                at[-1] = i + 1
+                if len(fns) + 1 > limit:
+                    return True
+                child = children[i][0]
+                fns.append(child)
+                edges.append(child.next_functions)
+                at.append(0)
+                continue
+            fn = fns.pop()
+            edges.pop()
+            at.pop()
+            height[fn] = 1 + max((height[c] for c, _nr in children if c is not None), default=0)
+        if height[top] > limit:
             return True
-        below = []
-        for parent in level:
-            for child, _nr in parent.next_functions:
-                if child is not None and child not in seen:
-                    seen.add(child)
-                    below.append(child)
-        level, depth = below, depth + 1
     return False
 
 
@@ -164,8 +186,10 @@ class Node:
 
     @property
     def title(self) -> str:
-        """How the node is named to a learner: 'PowBackward0 (y)'."""
-        return f"{self.name} ({self.label})" if self.label else self.name
+        """How the node is named to a learner: 'PowBackward0 (y)', a long name or label shortened
+        (names.label: the node keeps them whole)."""
+        name = label(self.name)
+        return f"{name} ({label(self.label)})" if self.label else name
 
     @property
     def stops(self) -> list[int]:

@@ -179,7 +179,7 @@ def test_a_hook_returning_a_wrong_shape_gives_torchs_own_error_in_their_backward
         return y, y.sum()
 
     plain = _torch_error(lambda: build()[1].backward())
-    y, z = build()  # y held: the lab finds the hook and wraps it for the run
+    _y, z = build()  # y held: the lab finds the hook and wraps it for the run
     with al.record() as rec:
         recorded = _torch_error(z.backward)
     assert recorded == plain and "<lambda>" in plain and rec.count == 1

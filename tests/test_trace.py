@@ -412,4 +412,5 @@ def test_a_complex_number_output_is_refused_alike_with_and_without_hooks(hooked)
     # with a gradient given, it is recorded, as backward() takes it
     t = trace(z, torch.tensor(1 + 0j), names={"z": z}, label="z")
     (acc,) = [s for s in t.steps if s.leaf is x]
-    torch.testing.assert_close(acc.grad_outputs[0], torch.autograd.grad(z, x, torch.tensor(1 + 0j), retain_graph=True)[0])
+    engine = torch.autograd.grad(z, x, torch.tensor(1 + 0j), retain_graph=True)[0]
+    torch.testing.assert_close(acc.grad_outputs[0], engine)

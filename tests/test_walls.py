@@ -252,3 +252,15 @@ def test_a_nested_tensor_is_one_short_message():
         al.trace(y, names={"y": y})
     said = str(err.value)
     assert said.startswith("y is a nested tensor") and "to_padded_tensor" in said and "\n" not in said
+
+
+def test_the_depth_that_counts_is_the_longest_path_not_a_shortcut_to_the_root():
+    x = torch.ones(1, requires_grad=True)
+    h, steps = x, []
+    for _ in range(50):
+        h = h * 1.0001
+        steps.append(h)
+    z = torch.stack(steps).sum()  # every step also feeds the root: the shortest path is 3 nodes
+    assert deeper_than(z, 52) and not deeper_than(z, 53)  # sum, stack, 50 steps, x's accumulator
+    y = x * 2
+    assert not deeper_than(y + y * 3, 4) and deeper_than(y + y * 3, 3)  # add, mul, mul, accumulator

@@ -59,18 +59,7 @@ def check_input(output, gradient, what: str = "the output"):
             "the input with requires_grad=True, e.g. x = torch.tensor([1., 2., 3.], requires_grad=True), and "
             "compute {what} again.").format(what=what))
     if gradient is None:
-        if output.numel() != 1:
-            raise TraceError(_(
-                "{what} has shape {shape}, and backward() can only start by itself from a single number. "
-                "Reduce it first: %backward {code}.sum() (or .mean()), or give the starting gradient: "
-                "%backward {what} --gradient torch.ones_like({what})").format(
-                what=what, shape=tuple(output.shape), code=code))
-        if output.is_complex():  # backward() needs a gradient it cannot make up for a complex number
-            raise TraceError(_(
-                "{what} is one complex number ({dtype}), and backward() starts by itself only from a real one. "
-                "Step through a real number made from it, e.g. %backward {code}.abs(), or give the starting "
-                "gradient: %backward {what} --gradient torch.ones_like({what}). Nothing was changed.").format(
-                what=what, dtype=str(output.dtype).replace("torch.", ""), code=code))
+        _starts_by_itself(output, what, code)
         return None
     if not isinstance(gradient, torch.Tensor):
         try:
@@ -88,6 +77,22 @@ def check_input(output, gradient, what: str = "the output"):
     if wrong:
         raise TraceError(wrong)
     return gradient
+
+
+def _starts_by_itself(output, what: str, code: str) -> None:
+    """Refuse an output that backward() cannot start from without a gradient."""
+    if output.numel() != 1:
+        raise TraceError(_(
+            "{what} has shape {shape}, and backward() can only start by itself from a single number. "
+            "Reduce it first: %backward {code}.sum() (or .mean()), or give the starting gradient: "
+            "%backward {what} --gradient torch.ones_like({what})").format(
+            what=what, shape=tuple(output.shape), code=code))
+    if output.is_complex():  # backward() needs a gradient it cannot make up for a complex number
+        raise TraceError(_(
+            "{what} is one complex number ({dtype}), and backward() starts by itself only from a real one. "
+            "Step through a real number made from it, e.g. %backward {code}.abs(), or give the starting "
+            "gradient: %backward {what} --gradient torch.ones_like({what}). Nothing was changed.").format(
+            what=what, dtype=str(output.dtype).replace("torch.", ""), code=code))
 
 
 def code_for(what: str) -> str:

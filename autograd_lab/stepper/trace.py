@@ -28,7 +28,7 @@ import torch
 from ..errors import LabInputError
 from ..graph import MAX_DEPTH, Graph, collector_paused, deeper_than, root_fns, snapshot
 from ..i18n import _
-from ..names import caller_names, name_in
+from ..names import caller_names, label as shortened, name_in
 from .failures import (REENTRANT_CHECKPOINT, TraceError, check_input, deeper_than_the_limit, explain,
                        reentrant_checkpoint, too_deep)
 from .guard import NestedBackward, SetAside, find, held_interrupts, learner_code_may_run, refused_selective
@@ -162,7 +162,7 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
                               "Nothing was changed.").format(kind=type(label).__name__))
     if names is None:
         names = caller_names()
-    what = label or name_in(names, output) or _("the output")
+    what = shortened(label or name_in(names, output) or _("the output"))  # messages quote it shortened
     output, gradient = _checked(output, gradient, names, what)
     # Ctrl-C held while the lab's code runs (guard.py); a recording makes a few objects per node and
     # no garbage
@@ -189,7 +189,7 @@ def record_call(output, run, names: Mapping, label: str | None = None, captured=
     call asks for (their accumulators do not run: their steps are what the engine captured).
     Returns the trace, or None when the call cannot be recorded (then run() was called as it is).
     The learner's own errors reach them unchanged."""
-    what = label or name_in(names, output) or _("the output")
+    what = shortened(label or name_in(names, output) or _("the output"))
     if not root_fns(output) or deeper_than(output, MAX_DEPTH):
         run()
         return None
@@ -271,7 +271,8 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
         recording = Recorder(graph, output if isinstance(output, tuple) else (output,))
         recording.copying[1] = apply
         node_dicts = hook_every_node(graph, recording, handles, capture)
-        with LearnerHooks(graph, found.hooked, names, node_dicts, check=run is None) as hooks, warnings.catch_warnings():
+        learner_hooks = LearnerHooks(graph, found.hooked, names, node_dicts, check=run is None)
+        with learner_hooks as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
             # error that follows is explained instead
             warnings.filterwarnings("ignore", message="Error detected in")
