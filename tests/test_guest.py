@@ -176,6 +176,45 @@ def test_a_buffer_written_in_a_functions_backward_is_put_back_and_named():
     assert t.put_back == ["bn.running_mean"]
 
 
+class Reassigning(torch.autograd.Function):
+    """A Function whose backward gives a module a new buffer tensor under the old name."""
+
+    counter = torch.nn.Module()
+    counter.register_buffer("steps", torch.zeros(()))
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        Reassigning.counter.steps = Reassigning.counter.steps + 1
+        return g
+
+
+def test_a_buffer_reassigned_in_a_functions_backward_is_put_back_and_named():
+    a = leaf(1., 2.)
+    counter = Reassigning.counter
+    before = counter.steps
+    t = al.trace(Reassigning.apply(a).sum(), names={"counter": counter})
+    assert counter.steps is before and float(before) == 0.
+    assert t.put_back == ["counter.steps"]
+    Reassigning.apply(a).sum().backward()  # the learner's own moves it
+    assert float(counter.steps) == 1.
+
+
+def test_every_random_state_a_run_may_advance_is_kept_cuda_too_once_in_use(monkeypatch):
+    kept: dict = {}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: ["state of device 0"])
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", lambda states: kept.setdefault("set", states))
+    state = guard.rng_state()
+    torch.rand(3)
+    guard.set_rng_state(state)
+    assert kept["set"] == ["state of device 0"] and torch.equal(torch.get_rng_state(), state[0])
+
+
 def test_a_hook_that_calls_backward_on_its_own_graph_is_stopped_and_told():
     x = leaf(1., 2.)
     y = x * 2

@@ -200,7 +200,7 @@ class SetAside:
 
     def __enter__(self):
         self.retained_grads = [t.grad for t in self.found.retained]
-        self.rng = torch.get_rng_state()
+        self.rng = rng_state()
         self.buffers = _kept_buffers(self.found.modules) if self.keep_buffers else []
         return self
 
@@ -211,8 +211,22 @@ class SetAside:
         for t, g, copy, version in reversed(self.nested):
             _restore_grad(t, g, copy, version)
         self.put_back = _put_back(self.buffers)
-        torch.set_rng_state(self.rng)
+        set_rng_state(self.rng)
         return False
+
+
+def rng_state() -> tuple:
+    """The random state a run may advance: the CPU generator's, and every CUDA device's once CUDA is
+    in use (asking before would start CUDA)."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda
+
+
+def set_rng_state(state: tuple) -> None:
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
 
 
 def _restore_grad(t, g, copy, version) -> None:
@@ -238,13 +252,19 @@ def _kept_buffers(modules) -> list:
 
 
 def _put_back(buffers: list) -> list:
-    """Put back every buffer that changed; return (module, buffer name) of those."""
+    """Put back every buffer that changed, in place or by a new tensor under its name (the same
+    object back in the module); return (module, buffer name) of those."""
     changed = []
     with torch.no_grad():
         for m, name, b, value, version in buffers:
-            if b._version != version or not torch.equal(b, value):
+            moved = m._buffers.get(name) is not b  # reassigned (self.count = self.count + 1), not edited
+            if moved:
+                m._buffers[name] = b
+            edited = b._version != version or not torch.equal(b, value)
+            if edited:
                 b.copy_(value)
                 torch._C._autograd._unsafe_set_version_counter((b,), (version,))
+            if moved or edited:
                 changed.append((m, name))
     return changed
 
