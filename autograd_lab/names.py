@@ -2,7 +2,8 @@
 
 IPython keeps its output history in the namespace too (``_``, ``_1``, ``__``), and modules keep
 private helpers under ``_`` names: neither is a name the learner chose, so every room filters them
-here and nowhere else."""
+here and nowhere else. A name or an expression can be of any length: label() is how every face shows
+one (shortened for display only)."""
 from __future__ import annotations
 
 import sys
@@ -10,6 +11,24 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
+
+from .format import quote
+
+#: characters of a learner's name or expression a label shows: a longer one is shortened for display
+#: only (head and tail around its length), the data keeps it whole
+LABEL = 60
+
+
+def label(text: object, limit: int = LABEL) -> str:
+    """A learner's name or expression as a label, a title or a table shows it: whole when short,
+    else its head and tail around its length (format.quote).
+
+    >>> label("z")
+    'z'
+    >>> len(label("x" * 10**6)) <= LABEL
+    True
+    """
+    return quote(text, limit)
 
 
 def is_learner_name(name: object) -> bool:
