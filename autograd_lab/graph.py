@@ -210,7 +210,6 @@ class Graph:
         self._node_by_fn: dict[Any, Node] = {}
         self._accumulators: list[Any] | None = None
         self._kinds: set[type] | None = None
-        self._longest: int | None = None
 
     def __repr__(self) -> str:
         return f"<Graph: {len(self.fns)} nodes>"
@@ -265,26 +264,6 @@ class Graph:
         """How many gradients each node waits for before it can run (one per incoming edge)."""
         return {n: len(n.consumers) for n in self.nodes}
 
-    def longest_chain(self) -> int:
-        """How many nodes the longest path from the root to a leaf has: the depth of the graph, which
-        the lab bounds (MAX_DEPTH). One pass over the edges in topological order, no recursion.
-
-        >>> x = torch.ones(1, requires_grad=True)
-        >>> y = x * 2
-        >>> snapshot((y * y).sum() + x.sum()).longest_chain()  # Add, Sum, Mul, Mul, AccumulateGrad
-        5
-        """
-        if self._longest is None:
-            longest = dict.fromkeys(self.nodes, 0)  # the nodes on the longest path from the root to each
-            for root in self.roots:
-                longest[root] = 1
-            for node in self.topological():
-                down = longest[node] + 1
-                for child, _nr in node.next:
-                    if child is not None and longest[child] < down:
-                        longest[child] = down
-            self._longest = max(longest.values())
-        return self._longest
 
     def topological(self) -> Iterator[Node]:
         """Nodes so that each comes after every node that sends it a gradient (breadth first)."""

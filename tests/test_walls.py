@@ -9,7 +9,7 @@ import torch.nn.functional as F
 import autograd_lab as al
 from autograd_lab.errors import LabInputError
 from autograd_lab.graph import CRASH_DEPTH, MAX_DEPTH, _name_of_type, deeper_than, short_name, snapshot
-from autograd_lab.stepper.failures import explain, too_deep
+from autograd_lab.stepper.failures import explain
 from helpers import Bad, assert_chinese
 
 
@@ -41,36 +41,40 @@ def test_the_limit_is_a_third_of_the_measured_crash_and_lets_common_graphs_throu
     assert 10_000 < MAX_DEPTH < CRASH_DEPTH
 
 
-def test_longest_chain_counts_the_nodes_of_a_chain():
+def depth(z) -> int:
+    """The graph's depth as the lab measures it: the smallest limit deeper_than(z, limit) is not past."""
+    n = 1
+    while deeper_than(z, n):
+        n += 1
+    return n
+
+
+def test_the_depth_of_a_chain_is_its_number_of_nodes():
     _x, z = chain(50)
-    graph = snapshot(z)
-    assert graph.longest_chain() == len(graph.nodes) == longest_by_torch(z) == 50
+    assert depth(z) == len(snapshot(z).nodes) == longest_by_torch(z) == 50
 
 
-def test_longest_chain_takes_the_longest_branch():
+def test_the_depth_is_the_longest_branch():
     x = torch.ones(2, requires_grad=True)
     w = torch.ones(2, requires_grad=True)
     long = x.exp().sin().cos()
     z = (long * w).sum() + x.sum()  # the shortest path: Add, Sum, AccumulateGrad
     # Add, Sum, Mul, Cos, Sin, Exp, x's AccumulateGrad
-    assert snapshot(z).longest_chain() == longest_by_torch(z) == 7
+    assert depth(z) == longest_by_torch(z) == 7
 
 
-def test_longest_chain_is_linear_where_the_paths_are_exponentially_many():
+def test_the_depth_is_found_where_the_paths_are_exponentially_many():
     x = torch.ones(1, requires_grad=True)
     a = x
     for _ in range(100):  # each step doubles the paths: 2**100 of them; a walk of paths never ends
         a = a * 2 + a
-    graph = snapshot(a)
-    assert graph.longest_chain() == 2 * 100 + 1  # Add, Mul, Add, Mul, ..., AccumulateGrad
-    assert graph.longest_chain() == longest_by_torch(a)
+    assert deeper_than(a, 2 * 100) and not deeper_than(a, 2 * 100 + 1)  # Add, Mul, ..., AccumulateGrad
+    assert longest_by_torch(a) == 2 * 100 + 1
 
 
 def test_a_10000_node_chain_is_accepted():
     x, z = chain(10_000)
-    graph = snapshot(z)
-    assert too_deep(graph, "z") is None and not deeper_than(z, MAX_DEPTH)
-    assert graph.longest_chain() == 10_000
+    assert not deeper_than(z, MAX_DEPTH) and deeper_than(z, 9_999) and not deeper_than(z, 10_000)
     assert len(al.trace(z, names={}).steps) == 10_000 and x.grad is None
 
 
@@ -87,13 +91,14 @@ def test_trace_refuses_a_graph_deeper_than_the_limit_before_reaching_its_deeper_
 
 
 def test_a_chain_at_the_limit_is_accepted_and_one_node_more_is_refused():
-    _x, z = chain(MAX_DEPTH)
-    assert too_deep(snapshot(z), "z") is None
-    del z
+    x, z = chain(MAX_DEPTH)
+    assert not deeper_than(z, MAX_DEPTH)
+    del x, z
     x, z = chain(MAX_DEPTH + 1)
-    said = too_deep(snapshot(z, {"x": x, "z": z}), "z")
-    assert said is not None
-    assert said.startswith("z's graph is") and f"{MAX_DEPTH + 1} nodes deep" in said and str(MAX_DEPTH) in said
+    with pytest.raises(LabInputError) as err:
+        al.trace(z, names={"x": x, "z": z})
+    said = str(err.value)
+    assert said.startswith(f"z's graph is more than {MAX_DEPTH} nodes deep")
     assert "nothing was changed" in said and "shorter part" in said and ".detach()" in said
     assert "\n" not in said and "0x" not in said and len(said) < 300
     # nothing was changed: no .grad, and the learner's graph still runs
@@ -104,9 +109,10 @@ def test_a_chain_at_the_limit_is_accepted_and_one_node_more_is_refused():
 
 def test_too_deep_speaks_chinese(zh):
     _x, z = chain(MAX_DEPTH + 1)
-    said = too_deep(snapshot(z), "z")
-    assert_chinese(said, allowed=("t.detach().requires_grad_()",))
-    assert str(MAX_DEPTH + 1) in said and str(MAX_DEPTH) in said
+    with pytest.raises(LabInputError) as err:
+        al.trace(z, names={"z": z})
+    assert_chinese(str(err.value), allowed=("t.detach().requires_grad_()",))
+    assert str(MAX_DEPTH) in str(err.value)
 
 
 # ---- names ---------------------------------------------------------------------------------------

@@ -107,19 +107,6 @@ def code_for(what: str) -> str:
     return what if re.fullmatch(r"[A-Za-z_][\w.]*(\([^()\s]*\))*", what) else f"({what})"
 
 
-def too_deep(graph: Graph, what: str) -> str | None:
-    """Why graph is too deep to record (a path from the root longer than MAX_DEPTH nodes: PyTorch can
-    crash freeing a graph that deep once Python reached its nodes, see CRASH_DEPTH), or None; checked
-    before any hook is placed."""
-    depth = graph.longest_chain()
-    if depth <= MAX_DEPTH:
-        return None
-    return _("{what}'s graph is {depth} nodes deep, more than the {limit} the lab can record (PyTorch can crash "
-             "freeing so deep a graph once its nodes were hooked); nothing was changed: record a shorter part, "
-             "e.g. from h = t.detach().requires_grad_() for a tensor t part way along.").format(
-        what=what, depth=depth, limit=MAX_DEPTH)
-
-
 def deeper_than_the_limit(what: str) -> str:
     """Said when a graph is found deeper than MAX_DEPTH before the lab reached its deeper nodes."""
     return _("{what}'s graph is more than {limit} nodes deep, more than the lab can record (PyTorch can crash "

@@ -30,7 +30,7 @@ from ..graph import MAX_DEPTH, Graph, collector_paused, deeper_than, root_fns, s
 from ..i18n import _
 from ..names import caller_names, label as shortened, name_in
 from .failures import (REENTRANT_CHECKPOINT, TraceError, check_input, deeper_than_the_limit, explain,
-                       reentrant_checkpoint, too_deep)
+                       reentrant_checkpoint)
 from .guard import NestedBackward, SetAside, find, held_interrupts, learner_code_may_run, refused_selective
 from .ready import Replay
 from .recompute import packed_holders
@@ -171,9 +171,6 @@ def trace(output, gradient=None, names: Mapping | None = None, label: str | None
         raise TraceError(deeper_than_the_limit(what))
     with held_interrupts(), collector_paused():
         graph = snapshot(output, names)
-        refused = too_deep(graph, what)
-        if refused:
-            raise TraceError(refused)
         if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds):
             raise TraceError(reentrant_checkpoint(what))
         if inputs is not None:
@@ -195,7 +192,7 @@ def record_call(output, run, names: Mapping, label: str | None = None, captured=
         return None
     with held_interrupts(), collector_paused():
         graph = snapshot(output, names)
-        if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds) or too_deep(graph, what):
+        if any(kind.__name__ == REENTRANT_CHECKPOINT for kind in graph.kinds):
             run()
             return None
         t = _record(output, None, graph, names, what, True, False, run=run, captured=captured)
