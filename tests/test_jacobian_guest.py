@@ -338,3 +338,50 @@ def test_the_magic_tells_a_function_that_raises_in_one_line(seeded):
         seeded.run_line_magic("jacobian", "g x")
     text = str(err.value)
     assert text.startswith("g(x) raised KeyError: ") and len(text) < 1300 and "\n" not in text
+
+
+def test_the_new_words_speak_chinese(zh):
+    from helpers import assert_chinese
+
+    x = leaf(1., 2., 3.)
+    h = x * 3
+    h.register_hook(lambda g: g * 2)
+    view = al.jacobian(h ** 2, x, v=torch.ones(3), names={"x": x, "h": h})
+    assert "运行了 4 次：J 的每一行一次，backward(v) 一次" in view.text()
+    assert_chinese(view.text()) and assert_chinese(view.html())
+    big = torch.zeros(30_000, requires_grad=True)
+    for call, allowed in [
+        (lambda: al.jacobian(big[:4096] * 2, big), ()),
+        (lambda: al.jacobian(lambda t: t[:4096] * 2, big.detach()), ()),
+        (lambda: al.jacobian(lambda t: 1 / 0, x), ("division by zero",)),
+        (lambda: al.jacobian(x ** 2, x, names=5), ()),
+    ]:
+        with pytest.raises(LabInputError) as err:
+            call()
+        assert_chinese(str(err.value), allowed)
+
+
+def test_ctrl_c_in_a_hook_reaches_the_learner_with_everything_put_back():
+    x = leaf(1., 2.)
+    h = x * 2
+    h.retain_grad()
+
+    def stop(g):
+        raise KeyboardInterrupt
+
+    h.register_hook(stop)
+    hooks_before = list(h._backward_hooks.values())
+    before = torch.get_rng_state()
+    with pytest.raises(KeyboardInterrupt):
+        al.jacobian(h ** 2, x, names={})
+    assert list(h._backward_hooks.values()) == hooks_before and h.grad is None and x.grad is None
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_the_jacobian_of_x_itself_is_the_identity():
+    x = leaf(1., 2., 3.)
+    v = torch.tensor([1., 0., 2.])
+    view = al.jacobian(x, x, v=v, names={})
+    assert torch.equal(view.matrix, oracle(lambda t: t, x))
+    x.backward(v)  # the oracle for what backward(v) adds into x.grad
+    assert torch.equal(view.backward_grad, x.grad) and torch.equal(view.vjp, x.grad)
