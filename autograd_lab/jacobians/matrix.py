@@ -412,11 +412,3 @@ def _check_tensor(t, label: str, role: str) -> None:
                               "tensors, e.g. {label}.double().").format(
                                   label=label, dtype=str(t.dtype).replace("torch.", "")))
 
-
-def _numel(shape: tuple) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
