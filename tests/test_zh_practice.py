@@ -153,7 +153,8 @@ def test_the_widget_speaks_chinese(zh):
     box = view.parts["agl-answer"]
     assert [view.parts[f"agl-{k}"].description for k in ("check", "hint", "solution")] == ["检查", "提示", "解答"]
     assert box.description == "答案：" and box.placeholder.startswith("你的答案，例如 ")
-    for typed in ("", "nope", "[2.0, 4.0, 6.0]", "[0.6667, 1.3333, 2.0]"):
+    for typed in ("", "nope", "[2.0, 4.0, 6.0]", "[0.6667, 1.3333, 2.0]", "x.grad", "[v for v in x]", "1e400",
+                  "tensor([1., 2., 3.], requires_grad=True)", "2 * ((", "q" * 20_000):
         box.value = typed
         view.parts["agl-check"].click()
         assert_chinese(view.feedback_text)
@@ -268,6 +269,10 @@ def test_formulas_explained(zh):
     assert_chinese(ex.check("2*x/3").message)
     ex.check(lambda x: x)
     assert "一个关于 x 的函数" in repr(ex.confirm())
+    for text in ("2*y/3", "x.numel()", "2*x/3 +", "lambda x: x", "9**9**9**9", "sqrt(-x*x-1)", "1/(x-x)", "2*x//3",
+                 "exp x", "1e999", "(x", "2 3", "x;", "", "'x'", "torch.exp(x)", "len(x+1)", "(" * 50 + "x" + ")" * 50,
+                 "x" * 2000, "x ** y"):
+        assert_chinese(ex.check(text).message, (text,) if text.isalpha() else ())
 
 
 # ---- backward and code tasks ---------------------------------------------------------------------------------
@@ -366,8 +371,9 @@ def test_english_widget_and_progress_are_unchanged():
     view.widget  # noqa: B018 -- builds the controls
     assert view.parts["agl-answer"].placeholder == "your answer, e.g. [...]"
     assert view.parts["agl-answer"].description == "Answer:"
-    assert view.check_typed("nope")[0] == ("Could not evaluate 'nope': NameError: name 'nope' is not defined. "
-                                           "Run the setup code first, or check the spelling.")
+    assert view.check_typed("nope")[0] == ("nope is a name, and this box reads what you type as text: it runs "
+                                           "nothing and looks up no variable. Type the numbers you expect, e.g. "
+                                           "[0.5, 1.0], or pass nope in a cell: ex.check(nope).")
     exercise("mean_square").solution()
     lines = faces.progress_text(report()).splitlines()
     assert lines[0] == f"Progress: 0 of {len(exercises())} passed, 0 attempted"
