@@ -84,6 +84,9 @@ class GraphView(View):
     def figure_title(self) -> str:
         return _("backward graph of {name}").format(name=self.label)
 
+    def subject(self) -> str:
+        return self.label
+
     def build_widget(self):
         import ipywidgets as w
 

@@ -1,67 +1,35 @@
-"""The steppers alive in a kernel: a stepper made for the same cell (and expression) as an older
-one releases the older, so re-running a %backward cell twenty times keeps one recording in memory,
-not twenty. The released widget keeps one line saying so; its buttons, slider and picture are
-closed, so the kernel lets go of them too."""
+"""The steppers alive in a kernel. A stepper is noted when it is made (display.shown), so that
+re-running a %backward cell twenty times keeps one recording in memory, not twenty: once the cell
+has run again, the stepper it made before is released (display.View.release); where the front end
+sends no cell id, a newer stepper of the same expression releases the older. A released stepper
+keeps its step count and one sentence saying why; its buttons, slider and picture are closed, so the
+kernel lets go of them too."""
 from __future__ import annotations
 
-from ..i18n import N_, _
-from ..text import esc
+from ..i18n import N_
 
+#: What a released stepper says, by why it was released (the reasons of display.RELEASED).
 RELEASED = N_("this stepper was released to free memory: the same cell made a newer one. Re-run the cell to "
               "step through it again.")
-# The live stepper of each cell (or label): a new one for the same cell releases the old one, so
-# re-running a cell does not keep every earlier recording alive in the kernel.
+WORDS = {
+    "cell": RELEASED,
+    "subject": N_("this stepper of {subject} was released to free memory: a newer stepper of {subject} was made, "
+                  "by this cell or another (this front end does not say which cell runs). Re-run the cell to "
+                  "step through it again."),
+    "code": N_("this stepper was released to free memory: a cell with the same code ran again (this front end "
+               "does not say which cell runs). Re-run the cell to step through it again."),
+    "asked": N_("this stepper was released to free memory. Re-run the cell to step through it again."),
+}
+# The live stepper of each slot (display.shown fills it): kept apart from the other views' slots.
 _current: dict = {}
 
 
-def released_html() -> str:
-    """What a released stepper shows, in its widget and as its HTML face."""
-    return f"<p><i>{esc(_(RELEASED))}</i></p>"
+def supersede(stepper) -> None:
+    """Note a stepper just made in a live kernel: it takes its slot, and the one it replaces is
+    released (when the cell has run, or at once outside a kernel's message)."""
+    from ..display import shown
 
-
-def supersede(stepper, label: str) -> None:
-    """Remember stepper as the live one of the current cell and label; release the one before."""
-    key = (_cell_id(), label)
-    old = _current.get(key)
-    if old is not None and old is not stepper:
-        old.release()
-    _current[key] = stepper
-
-
-def _cell_id():
-    """The id of the cell being run, when the front end sends one (JupyterLab does)."""
-    try:
-        from IPython import get_ipython
-
-        kernel = getattr(get_ipython(), "kernel", None)
-        parent = kernel.get_parent() if kernel is not None else None
-    except Exception:  # no kernel, or an ipykernel without get_parent: one slot per label
-        return None
-    return ((parent or {}).get("metadata") or {}).get("cellId")
-
-
-def release_widget(widget) -> None:
-    """Replace the widget's contents by one line saying it was released, and close the rest."""
-    import ipywidgets as w
-
-    parts = _descendants(widget)
-    note = w.HTML(released_html())
-    note.add_class("agl-released")
-    widget.children = (note,)
-    for part in parts:
-        for extra in (getattr(part, "layout", None), getattr(part, "style", None)):
-            if extra is not None:
-                extra.close()
-        part.close()
-
-
-def _descendants(box) -> list:
-    out, stack = [], list(getattr(box, "children", ()))
-    while stack:
-        part = stack.pop()
-        out.append(part)
-        stack.extend(getattr(part, "children", ()))
-    return out
+    shown(stepper)
 
 
 class Released:

@@ -43,6 +43,9 @@ class StorageView(ModelView):
     def figure_title(self) -> str:
         return _("memory of {name} and its copies").format(name=self.name)
 
+    def subject(self) -> str:
+        return self.name
+
     def apply(self, key: str, edit: str):
         """Run the chosen edit on a twin's copy: the row, the report with that edit, the memory after it."""
         copy = next((c for c in copies(self.tensor) if c.key == key), None)
