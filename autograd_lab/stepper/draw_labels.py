@@ -10,6 +10,7 @@ from matplotlib.textpath import TextPath
 from ..format import width as columns
 from ..graph import Node
 from ..i18n import _
+from ..names import label
 
 # Node names in points. PNGs are made at 80 dpi and shown one pixel per CSS pixel, so 13 points are
 # 14.4 px: as large as the body text of JupyterLab and Notebook 7 (14 px).
@@ -19,8 +20,9 @@ STOPS_DRAWN = 3  # stops drawn per node; the last one counts the rest
 
 
 def node_lines(node: Node) -> list[str]:
-    """The lines written in a node's box: its name, wrapped between words, then the learner's name."""
-    return wrap_name(node.name) + ([node.label] if node.label else [])
+    """The lines written in a node's box: its name, wrapped between words, then the learner's name
+    (each shortened when long: names.label)."""
+    return wrap_name(label(node.name)) + ([label(node.label)] if node.label else [])
 
 
 def wrap_name(name: str, width: int = WRAP) -> list[str]:

@@ -8,6 +8,7 @@ import torch
 from ..saved import label_of
 from ..format import fmt as _fmt, table
 from ..i18n import N_, _, ngettext
+from ..names import label
 from ..text import esc, html_table
 from .recompute import recomputations
 from .rules import learner_function
@@ -45,11 +46,11 @@ def name_of_saved(trace: Trace):
 def sent_on(step: Step) -> str:
     """What the step sends on, as one line: 'y: [..]', or the leaf's .grad before -> after."""
     if step.node.is_accumulator:
-        leaf = step.node.label or _("leaf")
+        leaf = label(step.node.label) if step.node.label else _("leaf")
         return f"{leaf}.grad: {fmt(step.grad_before)} -> {fmt(step.grad_after)}"
     parts = []
     for (child, _nr), g in zip(step.node.next[:PARTS], step.grad_inputs, strict=False):  # PARTS of them
-        parts.append(_("stop") if child is None else f"{fmt(g)} -> {child.label or child.name}")
+        parts.append(_("stop") if child is None else f"{fmt(g)} -> {label(child.label or child.name)}")
     more = len(step.node.next) - PARTS
     return "; ".join(parts + ([_("and {count} more").format(count=more)] if more > 0 else []))
 
@@ -85,7 +86,8 @@ def own_backward_line(trace: Trace) -> str | None:
     for step in trace.steps:
         cls = learner_function(step.node)
         if cls is not None:
-            found.setdefault(_("{node} is {function}.backward").format(node=step.node.title, function=cls.__name__),
+            found.setdefault(_("{node} is {function}.backward").format(node=step.node.title,
+                                                                        function=label(cls.__name__)),
                              []).append(step.index + 1)
     if not found:
         return None
@@ -141,7 +143,8 @@ def hooks_line(trace: Trace) -> str | None:
     seen: dict = {}
     for _node, what in trace.hooks_ran:
         seen[what] = seen.get(what, 0) + 1
-    parts = [_("{hook} ({count} times)").format(hook=what, count=n) if n > 1 else what for what, n in seen.items()]
+    parts = [_("{hook} ({count} times)").format(hook=label(what), count=n) if n > 1 else label(what)
+             for what, n in seen.items()]
     return _("your hooks ran, as in backward(): {hooks}").format(hooks="; ".join(first_few(parts)))
 
 
@@ -170,7 +173,8 @@ def walk_text(trace: Trace, title: str, index: int, hide_after: int | None = Non
         lines.append(_("({count} more steps to predict)").format(count=len(trace.steps) - shown))
     leaves = [s for s in trace.steps if s.node.is_accumulator]
     if hide_after is None and leaves:
-        named = "; ".join((s.node.label or _("leaf {id}").format(id=s.node.id)) + ": " + fmt(s.grad_outputs[0])
+        named = "; ".join((label(s.node.label) if s.node.label else _("leaf {id}").format(id=s.node.id)) + ": "
+                          + fmt(s.grad_outputs[0])
                           for s in leaves[:20])
         if len(leaves) > 20:
             named = _("{leaves}; and {count} more (trace.grad(leaf) gives each)").format(
@@ -219,7 +223,7 @@ def recent_html(trace: Trace, index: int, count: int = 8) -> str:
 
 def applied_text(trace: Trace, named: int = 20) -> str:
     """The line a stepper adds once its backward was applied (.grad written)."""
-    leaves = [s.node.label or _("leaf") for s in trace.steps if s.node.is_accumulator]
+    leaves = [label(s.node.label) if s.node.label else _("leaf") for s in trace.steps if s.node.is_accumulator]
     if len(leaves) > named:
         return _("applied: .grad accumulated for {leaves} and {count} more, as backward() does").format(
             leaves=", ".join(leaves[:named]), count=len(leaves) - named)

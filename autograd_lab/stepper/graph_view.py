@@ -14,7 +14,7 @@ from .cuts import frozen_in, stop_label, stop_reason
 from .draw import Layout, draw
 from .draw_labels import STOPS_DRAWN
 from .rules import learner_function
-from ..names import caller_names, name_in
+from ..names import caller_names, label as shortened, name_in
 from .trace import check_input
 
 
@@ -49,14 +49,15 @@ class GraphView(View):
         stops = self.graph.stops()
         leaves = len(self.graph.leaves())
         lines = [_("backward graph of {name}: {count} nodes, {leaves}, {stops} where backprop stops").format(
-                     name=self.label, count=len(nodes),
+                     name=shortened(self.label), count=len(nodes),
                      leaves=ngettext("{count} leaf", "{count} leaves", leaves).format(count=leaves),
                      stops=ngettext("{count} place", "{count} places", len(stops)).format(count=len(stops))),
                  table([_(h) for h in HEADERS], rows)]
         if len(nodes) > ROWS:
             lines.append(_("(a big graph: shown are its first {head} and last {tail} nodes; every one of the "
                            "{count} is in autograd_lab.show_graph({name}).graph.nodes, and %backward {name} steps "
-                           "through them)").format(head=HEAD, tail=TAIL, count=len(nodes), name=self.label))
+                           "through them)").format(head=HEAD, tail=TAIL, count=len(nodes),
+                                                  name=shortened(self.label)))
         for node, position in stops[:STOPS]:
             lines.append(_("stop at input {position} of node {id} ({node}): {reason}").format(
                 position=position + 1, id=node.id, node=node.title,
@@ -64,7 +65,7 @@ class GraphView(View):
         if len(stops) > STOPS:
             lines.append(_("and {count} more places where backprop stops "
                            "(autograd_lab.show_graph({name}).graph.stops() lists them)").format(
-                count=len(stops) - STOPS, name=self.label))
+                count=len(stops) - STOPS, name=shortened(self.label)))
         frozen = frozen_in(self.graph, self.names)
         if frozen:
             lines.append(_("frozen (requires_grad=False, so no node and no .grad): {parameters}").format(
@@ -82,7 +83,7 @@ class GraphView(View):
         return draw(layout, title=self.figure_title(), limit=FIGURE, stop_labels=labels, notes=notes)
 
     def figure_title(self) -> str:
-        return _("backward graph of {name}").format(name=self.label)
+        return _("backward graph of {name}").format(name=shortened(self.label))
 
     def subject(self) -> str:
         return self.label
@@ -108,7 +109,7 @@ def show_graph(output, names: Mapping | None = None, label: str | None = None) -
     what = label or name_in(names, output) or _("the output")
     # a graph can be drawn for any output, scalar or not: only a missing graph is refused
     gradient = torch.ones_like(output) if isinstance(output, torch.Tensor) and output.numel() != 1 else None
-    check_input(output, gradient, what)
+    check_input(output, gradient, shortened(what))  # its messages quote the label shortened
     return GraphView(snapshot(output, names), what, names)
 
 

@@ -65,8 +65,8 @@ def panel_lines(trace: Trace, index: int) -> list[tuple[str, str]]:
         lines.append((_("saved"), _("freed by a later backward(); re-run the cell that built the graph to see "
                                     "them")))
     elif saved:
-        label = name_of_saved(trace)
-        lines.append((_("saved"), ", ".join(first_few([f"{k}={label(v) or fmt(v)}" for k, v in saved]))))
+        named = name_of_saved(trace)
+        lines.append((_("saved"), ", ".join(first_few([f"{k}={named(v) or fmt(v)}" for k, v in saved]))))
     elif saved_by_you(node):
         count = saved_by_you(node) or 0
         lines.append((_("saved"), ngettext(
