@@ -99,12 +99,27 @@ def language(code: str | None = None) -> str:
         raise LabInputError(_(
             "The lab speaks {languages}: type one of {examples}, not {given}. Nothing was changed."
         ).format(languages=_(", ").join(lang.name for lang in _TABLE.values()),  # as format.listed
-                 examples=_(", ").join(f'language("{c}")' for c in LANGUAGES), given=repr(code)))
+                 examples=_(", ").join(f'language("{c}")' for c in LANGUAGES), given=_given(code)))
     catalog = _catalog(chosen)
     _check_font(chosen)
     _state.catalog = catalog
     _state.code = chosen
     return chosen
+
+
+def _given(value: object) -> str:
+    """What was passed, as a message quotes it: its repr, whole when short, else its head and tail
+    around its length, as format.quote does (format imports this module, so it cannot be imported
+    here); at most 200 characters."""
+    try:
+        text = repr(value)
+    except Exception:  # a repr that raises: the type names it
+        text = f"<{type(value).__name__}>"
+    if len(text) <= 200:
+        return text
+    middle = _(" … ({n} characters) … ").format(n=len(text))
+    keep = max(200 - len(middle), 2)
+    return text[:keep * 4 // 5] + middle + text[len(text) - (keep - keep * 4 // 5):]
 
 
 def _(message: str) -> str:

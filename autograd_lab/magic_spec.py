@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 
 from .display import show
 from .errors import LabInputError
-from .format import message
+from .format import MESSAGE, message, quote
 from .i18n import N_, _
 
 
@@ -61,24 +61,26 @@ class Magic:
         try:
             words = shlex.split(line, posix=False)
         except ValueError as err:
-            raise self.error(_("cannot read the line ({error})").format(error=err)) from None
+            raise self.error(_("cannot read the line ({error})").format(error=message(err))) from None
         flags = {f.name: f for f in self.flags}
         expr: list[str] = []
         found: dict = {}
-        i = 0
+        i, depth = 0, 0  # depth: brackets open in expr (counted as it grows: a long line stays linear)
         while i < len(words):
             word = words[i]
-            if not (word.startswith("--") and not brackets_open(expr)):
+            if not (word.startswith("--") and depth <= 0):
                 expr.append(word)
+                depth += opened(word)
                 i += 1
                 continue
             name, eq, inline = word[2:].partition("=")
             flag = flags.get(name.replace("-", "_"))
             if flag is None:
                 if not flags:
-                    raise self.error(_("unknown option --{name} (options: none)").format(name=name))
+                    raise self.error(_("unknown option --{name} (options: none)").format(name=quote(name)))
                 known = ", ".join("--" + f for f in flags)
-                raise self.error(_("unknown option --{name} (options: {known})").format(name=name, known=known))
+                raise self.error(_("unknown option --{name} (options: {known})").format(name=quote(name),
+                                                                                        known=known))
             i += 1
             if flag.kind is None:
                 if eq:
@@ -87,10 +89,12 @@ class Magic:
                 continue
             # the value runs to the next flag outside brackets: "--gradient=torch.ones(2, 3)" too
             taken: list[str] = [inline] if eq else []
-            while i < len(words) and not (words[i].startswith("--") and not brackets_open(taken)):
-                if eq and not brackets_open(taken):
+            open_in_value = opened(inline) if eq else 0
+            while i < len(words) and not (words[i].startswith("--") and open_in_value <= 0):
+                if eq and open_in_value <= 0:
                     break  # "--flag=value" with its value complete: what follows is the expression
                 taken.append(words[i])
+                open_in_value += opened(words[i])
                 i += 1
             value = " ".join(taken)
             if not value:
@@ -105,10 +109,10 @@ class Magic:
             number = int(value)
         except ValueError:
             raise self.error(_("--{name} takes a whole number, got {value}").format(
-                name=flag.name, value=repr(value))) from None
+                name=flag.name, value=quote(repr(value)))) from None
         if not 0 <= number < 2**32:
             raise self.error(_("--{name} takes a whole number from 0 to {most}, got {value}").format(
-                name=flag.name, most=2**32 - 1, value=value))
+                name=flag.name, most=2**32 - 1, value=quote(value)))
         return number
 
     def error(self, text: str) -> UsageError:
@@ -118,8 +122,16 @@ class Magic:
 
 def brackets_open(words: list[str]) -> bool:
     """True while brackets are still open, so '--' inside an expression is not taken for a flag."""
-    text = " ".join(words)
-    return sum(text.count(c) for c in "([{") > sum(text.count(c) for c in ")]}")
+    return sum(opened(word) for word in words) > 0
+
+
+def opened(word: str) -> int:
+    """How many more brackets word opens than it closes (negative when it closes more).
+
+    >>> opened("f(x,"), opened("y))")
+    (1, -2)
+    """
+    return sum(word.count(c) for c in "([{") - sum(word.count(c) for c in ")]}")
 
 
 # what a magic asks for when its line is empty: evaluate()'s "what", one whole sentence each
@@ -142,14 +154,15 @@ def evaluate(shell, expr: str, magic: Magic, what: str = "expression"):
         return shell.ev(expr)
     except NameError as err:
         raise magic.error(_("{error}: run the cell that creates it first, or check the spelling").format(
-            error=err)) from None
+            error=quote(message(err)))) from None
     except SyntaxError as err:
-        raise magic.error(_("'{expr}' is not a Python expression ({error})").format(expr=expr, error=err.msg)) from None
+        raise magic.error(_("'{expr}' is not a Python expression ({error})").format(
+            expr=quote(expr), error=quote(err.msg))) from None
     except BaseException as err:  # the learner's expression failed (Ctrl-C included): say so, in one line
         if isinstance(err, SystemExit):
             raise
         raise UsageError(_("evaluating '{expr}' raised {type}: {error}").format(
-            expr=expr, type=type(err).__name__, error=message(err))) from None
+            expr=quote(expr), type=quote(type(err).__name__), error=message(err))) from None
 
 
 @dataclass(frozen=True)
@@ -167,14 +180,14 @@ def call(magic: Magic, shell, line: str, cell: str | None = None):
         result = magic.run(*args)
     except UsageError:
         raise
-    except LabInputError as err:
-        raise UsageError(str(err)) from None
+    except LabInputError as err:  # the room's own words, bounded as every message is
+        raise UsageError(quote(str(err), MESSAGE)) from None
     except Exception as err:
         if magic.cell:  # the learner's own cell failed: their error, as Python gives it
             raise
         # an error the room did not word: one line, never a traceback through the lab
         raise UsageError(_("%{magic} could not finish: {type}: {error}. Usage: {usage}").format(
-            magic=magic.name, type=type(err).__name__, error=message(err), usage=magic.usage())) from None
+            magic=magic.name, type=quote(type(err).__name__), error=message(err), usage=magic.usage())) from None
     if isinstance(result, Returned):
         return result.value
     if result is not None:

@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 
 from .i18n import N_, _
 from .display import show
-from .magic_spec import Flag, Magic, Returned, bind, brackets_open, evaluate
+from .magic_spec import Flag, Magic, Returned, bind, evaluate, opened
 
 
 # The bodies: each gets (magic, expression, flags, shell[, cell]) and returns a view to show, or for
@@ -45,13 +45,16 @@ def _jacobian(magic, expr, opts, shell):
 
 def _expressions(text: str) -> list[str]:
     """Split 'y x' or '(x ** 2) x' into expressions at spaces outside brackets."""
-    parts: list[str] = []
+    parts: list[list[str]] = []
+    depth = 0  # brackets open in the last part, counted as it grows (a long line stays linear)
     for word in text.split():
-        if parts and brackets_open([parts[-1]]):
-            parts[-1] += " " + word
+        if parts and depth > 0:
+            parts[-1].append(word)
+            depth += opened(word)
         else:
-            parts.append(word)
-    return parts
+            parts.append([word])
+            depth = opened(word)
+    return [" ".join(words) for words in parts]
 
 
 def _storage(magic, expr, opts, shell):

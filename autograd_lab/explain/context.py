@@ -14,6 +14,9 @@ import torch
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _cells = itertools.count(1)
+# characters of a failing line read as code: a longer line is not parsed (its explanation uses the
+# general words), so that explaining stays quick and never recurses deep into a huge expression
+READ = 4000
 
 
 @dataclass
@@ -42,6 +45,8 @@ class Context:
     def statement(self):
         """The failing line parsed as one statement, or None (part of a block, a continuation)."""
         text = self.line.strip()
+        if len(text) > READ:
+            return None
         for candidate in (text, text + " pass" if text.endswith(":") else None):
             if candidate:
                 try:

@@ -7,6 +7,7 @@ import warnings
 from dataclasses import dataclass
 
 from ..errors import LabInputError
+from ..format import MESSAGE, quote
 from ..i18n import _
 from . import context as ctxmod
 from .kinds import KINDS
@@ -53,7 +54,9 @@ def explanation_of(exc, names=None, line: str | None = None) -> Explanation:
         if any(_starts(message, s) for s in starts):
             summary, why, fix = build(message, ctx)
             return Explanation(kind, summary, why, fix, message, category)
-    return Explanation("unknown", message.splitlines()[0] if message else "", "", "", message, category)
+    # the message is kept whole (original); what the faces show of it is bounded
+    first = message.splitlines()[0] if message else ""
+    return Explanation("unknown", quote(first, MESSAGE), "", "", message, category)
 
 
 def _starts(message: str, start) -> bool:

@@ -3,7 +3,9 @@ the graph, the fix as code, and PyTorch's own message on request. An error the l
 shown as Python would show it."""
 from __future__ import annotations
 
+from ..format import MESSAGE, quote
 from ..i18n import _
+from ..names import label
 from ..text import esc
 from .kinds import TITLES
 
@@ -21,14 +23,19 @@ def explanation_text(e, show_original: bool = False) -> str:
         z.detach().numpy()
     """
     if not e.known:
-        return f"{e.category}: {e.original}"
+        return f"{label(e.category)}: {original(e)}"
     parts = [_title(e), e.summary, "", _("Why: {why}").format(why=e.why), "", _("Fix:")]
     parts += ["    " + line for line in e.fix.splitlines()]
     if e.anomaly is not None:
         parts += ["", _("Anomaly mode:")] + ["    " + line for line in anomaly_lines(e.anomaly)]
     if show_original:
-        parts += ["", _("PyTorch said ({category}):").format(category=e.category), "    " + e.original]
+        parts += ["", _("PyTorch said ({category}):").format(category=label(e.category)), "    " + original(e)]
     return "\n".join(parts)
+
+
+def original(e) -> str:
+    """PyTorch's own message as the faces show it: at most format.MESSAGE characters (head and tail)."""
+    return quote(e.original, MESSAGE)
 
 
 def anomaly_lines(rerun) -> list[str]:
@@ -52,13 +59,13 @@ def anomaly_lines(rerun) -> list[str]:
                          "and the backward in one %%explain --anomaly cell.").splitlines()
     if c.in_cell:
         return lines + [_("{node} failed in backward; its forward call is line {line} of this cell:").format(
-                        node=c.node, line=c.lineno), f"  {c.lineno} | {c.line}"]
+                        node=label(c.node), line=c.lineno), f"  {c.lineno} | {quote(c.line)}"]
     if c.function:
         said = _("{node} failed in backward; its forward call ran in {function}, called from this cell:").format(
-            node=c.node, function=c.function)
+            node=label(c.node), function=label(c.function))
     else:
-        said = _("{node} failed in backward; its forward call ran outside this cell:").format(node=c.node)
-    return lines + [said, f"  {c.line}"]
+        said = _("{node} failed in backward; its forward call ran outside this cell:").format(node=label(c.node))
+    return lines + [said, f"  {quote(c.line)}"]
 
 
 def explanation_html(e, show_original: bool = False) -> str:
@@ -77,8 +84,8 @@ def explanation_html(e, show_original: bool = False) -> str:
         parts.append(f'<p><b>{esc(anomaly)}</b></p><pre class="agl-anomaly">'
                      f'{esc(chr(10).join(anomaly_lines(e.anomaly)))}</pre>')
     if show_original:
-        said = _("PyTorch said ({category}):").format(category=e.category)
+        said = _("PyTorch said ({category}):").format(category=label(e.category))
         parts.append(f'<p><b>{esc(said)}</b></p>'
-                     f'<pre class="agl-original">{esc(e.original)}</pre>')
+                     f'<pre class="agl-original">{esc(original(e))}</pre>')
     parts.append("</div>")
     return "".join(parts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..graph import short_name, walk
 from ..saved import EDITED, FREED, EditedInPlace, saved_values
-from ..names import learner_tensors
+from ..names import label, learner_tensors
 from . import context as c
 
 
@@ -13,8 +13,8 @@ def _labels(names) -> dict:
 
 
 def _title(node, labels) -> str:
-    name = short_name(node)
-    return f"{name} ({labels[node]})" if node in labels else name
+    name = label(short_name(node))
+    return f"{name} ({label(labels[node])})" if node in labels else name
 
 
 def _failing_saves(root, needle: str, names) -> list[str]:

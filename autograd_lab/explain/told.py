@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..saved import FREED
 from ..i18n import _
+from ..names import label
 from ..words import words_of
 from .reading import named, saves
 from .wording import listing
@@ -35,7 +36,8 @@ class Told:
     code: str | None = None
 
     def __call__(self, msg, ctx) -> tuple[str, str, str]:
-        name, t = named(ctx, self.default, self.attr)
+        found, t = named(ctx, self.default, self.attr)
+        name = label(found)  # the learner's code for the tensor, shortened when long (display only)
         words = {"name": name, **(self.words(msg, ctx, t, name) if self.words else {})}
         said = TOLD[self.key]
         fix = said("fix") if self.code is None else self.code
@@ -66,7 +68,7 @@ def _size(msg, ctx, t, name) -> dict:
 def _made(msg, ctx, t, name) -> dict:
     if t is not None and t.grad_fn is not None:
         return {"first": _("{name} is not a leaf (made by {node}): it is an intermediate result in the graph.").format(
-            name=name, node=t.grad_fn.name())}
+            name=name, node=label(t.grad_fn.name()))}
     return {"first": _("{name} is not a leaf: it is an intermediate result in the graph.").format(name=name)}
 
 

@@ -26,8 +26,11 @@ def listing(items) -> str:
 
 
 def either(names) -> str:
-    """'a', 'a or b', 'a or b or c': the tensors it may be."""
+    """'a', 'a or b', 'a or b or c': the tensors it may be (the first four named, then how many
+    others)."""
     said = names[0]
-    for name in names[1:]:
+    for name in names[1:4]:
         said = _("{first} or {second}").format(first=said, second=name)
+    if len(names) > 4:
+        said = _("{names} or one of {count} others").format(names=said, count=len(names) - 4)
     return said

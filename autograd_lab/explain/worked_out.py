@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from ..i18n import _
-from ..names import learner_tensors
+from ..format import quote
+from ..names import label, learner_tensors
 from . import context as c
 from .reading import named, saves
 from .wording import either, listing
@@ -18,16 +19,17 @@ def inplace_modified(msg, ctx):
     version = re.search(r"is at version (\d+); expected version (\d+)", msg)
     dims = tuple(int(d) for d in shape.group(1).replace(" ", "").split(",") if d) if shape else None
     now = int(version.group(1)) if version else None
-    hits = sorted(k for k, v in learner_tensors(ctx.names)
+    hits = sorted(label(k) for k, v in learner_tensors(ctx.names)
                   if (dims is None or tuple(v.shape) == dims) and v._version == now and v.is_floating_point())
     name = hits[0] if len(hits) == 1 else None
     what = name or (either(hits) if hits else _("a tensor"))
     z, t = named(ctx, "loss")
+    z = label(z)
     savers = saves(t, "modified by an inplace operation", ctx.names)
     saver = _("{nodes} saved it").format(nodes=listing(savers)) if savers else _("a later operation saved it")
     if op:
         saved = _("{what}, made by {op}, was saved in the graph for the backward pass: {saver}.").format(
-            what=what, op=op.group(2).lower(), saver=saver)
+            what=what, op=label(op.group(2).lower()), saver=saver)
     else:
         saved = _("{what} (a leaf) was saved in the graph for the backward pass: {saver}.").format(
             what=what, saver=saver)
@@ -54,6 +56,9 @@ def inplace_modified(msg, ctx):
 def leaf_inplace(msg, ctx):
     w, code, _view = c.inplace_target(ctx.statement())
     w, code = w or "w", code or "w -= 0.1 * w.grad"
+    renamed = c.rename_base(code, w, w + "2") if w.isidentifier() else ""
+    # the learner's code as the explanation quotes it: shortened when long (display only)
+    w, code, renamed = label(w), quote(code), quote(renamed)
     view = msg.lower().startswith("a view")
     part = _("a part of {tensor} (a view)").format(tensor=w) if view else w
     why = _("{tensor} is a leaf that requires grad: autograd will put its gradient in {tensor}.grad, and the "
@@ -61,10 +66,9 @@ def leaf_inplace(msg, ctx):
             "records would make those saved values lie, so PyTorch refuses.").format(tensor=w, part=part)
     fix = _("# an update autograd should not record (a weight step, an initialisation):\n"
             "with torch.no_grad():\n    {code}").format(code=code)
-    if w.isidentifier():
+    if renamed:
         fix += "\n" + _("# or, to get a new value inside the graph, change a copy instead:\n"
-                        "{copy} = {tensor}.clone()\n{changed}").format(
-                            copy=w + "2", tensor=w, changed=c.rename_base(code, w, w + "2"))
+                        "{copy} = {tensor}.clone()\n{changed}").format(copy=w + "2", tensor=w, changed=renamed)
     if view:
         summary = _("a part of {tensor} (a view) was changed in place, and {tensor} is a leaf that requires "
                     "grad.").format(tensor=w)
@@ -77,6 +81,7 @@ def int_requires_grad(msg, ctx):
     stmt = ctx.statement()
     fixed = c.float_creation(stmt)
     owner = c.receiver(stmt, "requires_grad_")
+    fixed, owner = (quote(fixed) if fixed is not None else None), (label(owner) if owner else owner)
     if fixed is None:
         fixed = f"{owner} = {owner}.float().requires_grad_()" if owner else \
             _("x = torch.tensor([1., 2., 3.], requires_grad=True)   # 1. not 1: floats")
@@ -93,7 +98,10 @@ def device_mismatch(msg, ctx):
     other = None if found else re.search(r"on device (\S+) is not on the expected device (\S+?)!", msg)
     fn = re.match(r"Function (\w+) returned", msg)
     name, _t = named(ctx, "z")
+    name = label(name)
     names = (found.group(1), found.group(2)) if found else (other.group(2), other.group(1)) if other else None
+    names = (label(names[0]), label(names[1])) if names else None
+    function = label(fn.group(1)) if fn else ""
     if names:
         want, got = names
         summary = _("a gradient on {got} met a tensor on {want}.").format(got=got, want=want)
@@ -102,12 +110,12 @@ def device_mismatch(msg, ctx):
         else:
             first = _("the gradient given to backward is a tensor on {got}, but the tensor it belongs to lives on "
                       "{want}.")
-        first = first.format(function=fn.group(1) if fn else "", got=got, want=want)
+        first = first.format(function=function, got=got, want=want)
     else:  # the message names no devices
         summary = _("a gradient on another met a tensor on one device.")
         if fn:
             first = _("{function} returned a tensor on another, but the tensor it belongs to lives on one "
-                      "device.").format(function=fn.group(1))
+                      "device.").format(function=function)
         else:
             first = _("the gradient given to backward is a tensor on another, but the tensor it belongs to lives "
                       "on one device.")

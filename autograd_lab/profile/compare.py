@@ -9,7 +9,10 @@ import torch
 
 from ..errors import LabInputError
 from ..explain.wording import sentences
+from ..format import quote
+from .run import given
 from ..i18n import _
+from ..names import label
 from ..storage.copies import copies
 from ..tensors import shares_storage
 from . import measure as m
@@ -71,25 +74,30 @@ class Comparison:
         least = min(r.grad_elements for r in self.rows)
         cut = [r.variant for r in self.rows if r.grad_elements == least and r.growth == 0]
         said = [_("Least backward work ({elements} gradient elements per step, graph flat): {variants}.").format(
-            elements=f"{least:,}", variants=", ".join(cut))]
+            elements=f"{least:,}", variants=_variants(cut))]
         heavy = [r for r in self.rows if r.grad_elements > least]
         if heavy:
             worst = max(heavy, key=lambda r: r.grad_elements)
             said.append(_("{variant} computes {elements} gradient elements per step: the data's own gradient is "
                           "computed and written at every step.").format(
-                              variant=worst.variant, elements=f"{worst.grad_elements:,}"))
+                              variant=label(worst.variant), elements=f"{worst.grad_elements:,}"))
         copied = [r.variant for r in self.rows if not r.shares_storage and r.variant not in cut]
         if copied:
             said.append(_("A copy alone does not cut the graph: {variants} still does more.").format(
-                variants=", ".join(copied)))
+                variants=_variants(copied)))
         shared = [r.variant for r in self.rows if r.shares_storage and r.variant in cut]
         if shared:
             said.append(_("Sharing memory costs nothing: {variants} shares storage with the data.").format(
-                variants=", ".join(shared)))
+                variants=_variants(shared)))
         return sentences(said)
 
     def __repr__(self) -> str:
         return f"Comparison({', '.join(r.variant for r in self.rows)}): {self.verdict}"
+
+
+def _variants(names) -> str:
+    """Variants named in a verdict: each shortened when long, the whole list bounded."""
+    return quote(", ".join(label(n) for n in names))
 
 
 def _variant(spec, known: dict):
@@ -97,18 +105,18 @@ def _variant(spec, known: dict):
         if spec not in known:
             raise LabInputError(_("unknown variant {given}. Use one of {known}, or a pair like "
                                   "('x * 1', lambda t: t * 1)").format(
-                                      given=repr(spec), known=", ".join(map(repr, known))))
+                                      given=given(spec), known=", ".join(map(repr, known))))
         return spec, known[spec]
     if isinstance(spec, tuple) and len(spec) == 2 and callable(spec[1]):
         return str(spec[0]), spec[1]
     raise LabInputError(_("a variant is a name or a (name, function) pair, not {given}. "
-                          "Type: variants=('as is', 'detach()')").format(given=repr(spec)))
+                          "Type: variants=('as is', 'detach()')").format(given=given(spec)))
 
 
 def run_compare(step_fn, data, variants, steps: int, warmup: int) -> Comparison:
     if not isinstance(data, torch.Tensor):
         raise LabInputError(_("compare_inputs needs the data as a tensor, not {type}. "
-                              "Type: compare_inputs(step, data)").format(type=type(data).__name__))
+                              "Type: compare_inputs(step, data)").format(type=label(type(data).__name__)))
     if steps < 1 or warmup < 0:
         raise LabInputError(_("steps must be 1 or more and warmup 0 or more. "
                               "Type: compare_inputs(step, data, steps=5)"))

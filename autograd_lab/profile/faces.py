@@ -6,8 +6,9 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ..fonts import figure_text
-from ..format import table, width
+from ..format import quote, table, width
 from ..i18n import N_, _, ngettext
+from ..names import label
 from ..text import esc, html_table
 from .measure import median
 
@@ -17,8 +18,21 @@ def _ms(value: float) -> str:
 
 
 def _rows(prof):
-    return [[f"{s.index}{'*' if s.warmup else ''}", str(s.nodes), str(s.input_nodes), ", ".join(s.carried) or "-",
-             _ms(s.forward_ms).rjust(TIMES), _ms(s.backward_ms).rjust(TIMES)] for s in prof.steps]
+    """One row per step; a long run shows its first and last ROWS // 2 steps around a row of dots."""
+    steps = prof.steps
+    half = ROWS // 2
+    shown = steps if len(steps) <= ROWS else [*steps[:half], None, *steps[-half:]]
+    return [[f"{s.index}{'*' if s.warmup else ''}", str(s.nodes), str(s.input_nodes), names(s.carried) or "-",
+             _ms(s.forward_ms).rjust(TIMES), _ms(s.backward_ms).rjust(TIMES)] if s is not None
+            else ["...", "", "", "", "", ""] for s in shown]
+
+
+ROWS = 40  # steps the table shows one by one
+
+
+def names(found) -> str:
+    """The learner's names as a list shows them: each shortened when long, the whole list bounded."""
+    return quote(", ".join(label(n) for n in found))
 
 
 HEAD = [N_("step"), N_("nodes"), N_("from inputs"), N_("carried in"), N_("forward"), N_("backward")]
@@ -72,15 +86,15 @@ def _facts(prof) -> list[str]:
         else:
             lines.append(_("graph: {first} -> {last} nodes (flat)").format(first=counts[0], last=counts[-1]))
     if prof.carriers:
-        lines.append(_("carries history across steps: {names}").format(names=", ".join(prof.carriers)))
+        lines.append(_("carries history across steps: {names}").format(names=names(prof.carriers)))
     else:
         lines.append(_("carries history across steps: nothing"))
     if prof.history_in:
-        lines.append(_("arrives with history: {names}").format(names=", ".join(prof.history_in)))
+        lines.append(_("arrives with history: {names}").format(names=names(prof.history_in)))
     else:
         lines.append(_("arrives with history: nothing"))
     if prof.data:
-        data = ", ".join(_("{name} ({count} numbers)").format(name=n, count=k) for n, k in prof.data)
+        data = quote(", ".join(_("{name} ({count} numbers)").format(name=label(n), count=k) for n, k in prof.data))
         lines.append(_("data that requires grad: {data}").format(data=data))
     else:
         lines.append(_("data that requires grad: none"))
@@ -153,7 +167,7 @@ def _compare_head() -> list[str]:
 
 
 def _compare_rows(comp) -> list[list[str]]:
-    return [[r.variant, str(r.requires_grad), str(r.shares_storage),
+    return [[label(r.variant), str(r.requires_grad), str(r.shares_storage),
              f"{r.nodes} -> {r.last_nodes}" if r.last_nodes != r.nodes else str(r.nodes),
              f"{r.growth:g}", f"{r.grad_elements:,}", _ms(r.forward_ms), _ms(r.backward_ms)] for r in comp.rows]
 

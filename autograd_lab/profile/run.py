@@ -10,7 +10,9 @@ import time
 import torch
 
 from ..errors import LabInputError
+from ..format import quote
 from ..i18n import _
+from ..names import label
 from ..names import learner_tensors
 from . import measure as m
 from .records import Profile, StepRecord
@@ -31,7 +33,7 @@ def check(steps, warmup, budget, how: str = "profile_backward(step, steps=20)") 
     whole = all(isinstance(n, int) and not isinstance(n, bool) for n in (steps, warmup))
     if not whole or steps < 1 or warmup < 0:
         raise LabInputError(_("steps must be 1 or more and warmup 0 or more (got steps={steps}, warmup={warmup}). "
-                              "Type: {how}").format(steps=repr(steps), warmup=repr(warmup),
+                              "Type: {how}").format(steps=given(steps), warmup=given(warmup),
                                                     how=how.replace("steps=20", "steps=20, warmup=2")))
     if steps + warmup > MAX_STEPS:
         raise LabInputError(_("{total} steps are more than the profiler runs (at most {most}, warm-up included); "
@@ -39,8 +41,16 @@ def check(steps, warmup, budget, how: str = "profile_backward(step, steps=20)") 
                                   total=steps + warmup, most=MAX_STEPS, how=how))
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
         raise LabInputError(_("budget is the time the profiler may take, in seconds: a number above 0, got "
-                              "{budget}. Type: {how}").format(budget=repr(budget),
+                              "{budget}. Type: {how}").format(budget=given(budget),
                                                              how=how.replace("steps=20", "budget=60")))
+
+
+def given(value) -> str:
+    """What was passed, as a message quotes it (at most format.QUOTED characters of its repr)."""
+    try:
+        return quote(repr(value))
+    except Exception:  # a repr that raises: its type names it
+        return label(type(value).__name__)
 
 
 def profile_steps(step_fn, steps: int = 20, warmup: int = 2, *, watch=None, params=None,
@@ -111,7 +121,7 @@ def _step(prof, step_fn, i, warm, seen, before, params, last) -> bool:
         else:
             said = _("the step must end in the loss: a tensor with a grad_fn, got {type}. "
                      "End the step with the loss, e.g. loss = (model(x) - y).pow(2).mean(); loss")
-        raise LabInputError(said.format(type=type(loss).__name__))
+        raise LabInputError(said.format(type=label(type(loss).__name__)))
     nodes = m.reachable(loss)
     record = _inputs(prof, seen, before, nodes, params)
     if last and prof.data:

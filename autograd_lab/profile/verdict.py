@@ -5,13 +5,19 @@ from __future__ import annotations
 
 from ..explain.explanation import explanation_of
 from ..explain.wording import sentences
+from ..format import MESSAGE, quote
 from ..i18n import _, ngettext
+from ..names import label
+
+NAMED = 6  # names a verdict or a fix names one by one; more are quoted as one bounded list
 
 
 def _names(names) -> str:
-    names = list(names)
+    names = [label(n) for n in names]
     if len(names) == 1:
         return names[0]
+    if len(names) > NAMED:  # head and tail of the whole list, with its length (format.quote)
+        return quote(", ".join(names))
     return _("{names} and {last}").format(names=", ".join(names[:-1]), last=names[-1])
 
 
@@ -43,12 +49,12 @@ def judge(prof) -> None:
     if prof.failed:
         step = len(prof.steps)
         prof.kind = "failed"
-        first = prof.failed.split(". ")[0].rstrip(".")
+        first = quote(" ".join(prof.failed.split(". ")[0].rstrip(".").split()), MESSAGE)
         # Translators: {message} is PyTorch's own message, which stays in English
         verdict = _("backward failed at step {step}: {message}.").format(step=step, message=first)
         who = prof.carriers or [n for s in prof.steps for n in s.carried]
         prof.fix = (_("{name} = {name}.detach()   # at the start of the step: keep the value, drop the history"
-                      ).format(name=who[0]) if who else failure_fix(prof.failed))
+                      ).format(name=label(who[0])) if who else failure_fix(prof.failed))
     elif prof.growth > 0:
         prof.kind = "carried_history"
         if prof.carriers:
@@ -64,7 +70,7 @@ def judge(prof) -> None:
                 verdict = sentences([verdict, _("(Without retain_graph=True, the second backward would fail with "
                                                 "'Trying to backward through the graph a second time'.)")])
             prof.fix = "\n".join(_("{name} = {name}.detach()   # at the start of the step: keep the value, drop "
-                                   "the history").format(name=n) for n in prof.carriers)
+                                   "the history").format(name=label(n)) for n in prof.carriers[:NAMED])
         else:
             verdict = _("The graph grows by {growth} nodes per step ({first} -> {last}), but none of the variables "
                         "the step reads carries it: look for state kept across steps inside a model, a list or a "
@@ -75,8 +81,8 @@ def judge(prof) -> None:
         prof.kind = "data_requires_grad"
         verdict = _("{name} requires grad ({count} numbers), but it is no trained weight (not an nn.Parameter, no "
                     "optimizer updates it): every backward also computes a gradient for all of {name}, however "
-                    "small the batch taken from it.").format(name=name, count=numel)
-        prof.fix = _("{name} = {name}.detach()   # or create it without requires_grad=True").format(name=name)
+                    "small the batch taken from it.").format(name=label(name), count=numel)
+        prof.fix = _("{name} = {name}.detach()   # or create it without requires_grad=True").format(name=label(name))
     elif prof.history_in:
         who = _names(prof.history_in)
         came = max(prof.input_node_counts)
@@ -88,8 +94,8 @@ def judge(prof) -> None:
             "{names} arrive with a history of {came} of the {last} nodes (they were computed from a parameter or a "
             "model output): every backward walks that history again and sends gradients into whatever {names} "
             "came from.", len(prof.history_in)).format(names=who, came=came, last=last)
-        prof.fix = "\n".join(_("{name} = {name}.detach()   # before the step uses it").format(name=n)
-                             for n in prof.history_in)
+        prof.fix = "\n".join(_("{name} = {name}.detach()   # before the step uses it").format(name=label(n))
+                             for n in prof.history_in[:NAMED])
     else:
         prof.kind = "flat"
         verdict = _("The graph is flat: {last} nodes every step, none of them brought in by the inputs. Backward "

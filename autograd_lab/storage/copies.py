@@ -9,7 +9,9 @@ from collections.abc import Callable
 import torch
 
 from ..errors import LabInputError
+from ..format import quote
 from ..i18n import _
+from ..names import label
 
 # Every row of a report makes a few twins of the whole storage: keep that small.
 MAX_ELEMENTS = 1_000_000
@@ -25,10 +27,25 @@ class Copy:
 
     def code(self, name: str = "a") -> str:
         """The code a learner would type: Copy('detach()', ...).code('a') == 'a.detach()'."""
-        if self.key.startswith("torch."):
-            return self.key.replace("(a)", f"({name})")
-        base = wrap(name)
-        return base + self.key if self.key[0] in ".[" else f"{base}.{self.key}"
+        return code_of(self.key, name)
+
+
+def code_of(key: str, name: str = "a", shown: bool = False) -> str:
+    """The code of the copy key of name; shown: as the faces show it, a long name shortened
+    (names.label; the rows keep the whole code).
+
+    >>> code_of("detach()", "w * 2"), code_of("torch.tensor(a)", "w"), code_of("", "w * 2")
+    ('(w * 2).detach()', 'torch.tensor(w)', '(w * 2)')
+    """
+    if key.startswith("torch."):
+        return key.replace("(a)", f"({label(name) if shown else name})")
+    base = label(wrap(name)) if shown else wrap(name)
+    return base + key if not key or key[0] in ".[" else f"{base}.{key}"
+
+
+def shown(name: str) -> str:
+    """The learner's name (or expression) for a tensor as the faces show it (names.label)."""
+    return label(name)
 
 
 def wrap(name: str) -> str:
@@ -110,18 +127,18 @@ EDITS = {
 
 def edit_named(name: str) -> Edit:
     if name not in EDITS:
-        raise LabInputError(_("unknown edit {edit}: pick one of {edits}").format(edit=repr(name),
+        raise LabInputError(_("unknown edit {edit}: pick one of {edits}").format(edit=quote(repr(name)),
                                                                                   edits=", ".join(EDITS)))
     return EDITS[name]
 
 
 def check(a, name: str = "a") -> None:
     """Refuse what the experiments cannot run on, with what to type instead (in the learner's name)."""
-    n = wrap(name)
+    n = label(wrap(name))
     if not isinstance(a, torch.Tensor):
         raise LabInputError(_("%storage needs a tensor, got a {type}. "
                               "Try: a = torch.tensor([1., 2., 3.], requires_grad=True); %storage a"
-                              ).format(type=type(a).__name__))
+                              ).format(type=label(type(a).__name__)))
     if a.layout != torch.strided or a.is_meta or a.is_quantized:
         raise LabInputError(_("%storage needs an ordinary dense tensor with data (not sparse, meta or "
                               "quantized). Try: %storage {name}.to_dense()").format(name=n))

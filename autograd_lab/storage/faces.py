@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ..format import fmt, number, table
+from ..format import MESSAGE, fmt, number, quote, table
 from ..i18n import N_, _
 from ..text import esc, html_table, status_colour
-from .copies import EDITS, Copy, wrap
+from .copies import EDITS, code_of, shown
 from .experiments import Row, StorageReport
 from .subject import Subject
 
@@ -55,13 +55,13 @@ def describe(subject: Subject) -> str:
     else:
         sentence = _("{name}: {kind}, of shape {shape}, {dtype}, that does not require grad; "
                      "version counter at {version}.")
-    return sentence.format(name=subject.name, kind=kind, shape=subject.shape, dtype=dtype,
+    return sentence.format(name=shown(subject.name), kind=kind, shape=subject.shape, dtype=dtype,
                            version=subject.version)
 
 
 def method(subject: Subject, edit: str) -> str:
     """How every row was measured, in the learner's names."""
-    name, n = subject.name, wrap(subject.name)
+    name, n = shown(subject.name), code_of("", subject.name, shown=True)
     return _("Each row runs on a fresh twin of {name} (same values and layout): y = {n} * {n} "
              "saves it for backward, the copy b is taken and edited with {edit}, then "
              "y's backward runs. {name} itself is not touched.").format(name=name, n=n, edit=edit)
@@ -75,8 +75,9 @@ RELATION_NOTES = {
 
 
 def subject_notes(subject: Subject) -> list[str]:
-    """What is special about the learner's tensor, and their other names in the same storage."""
-    name, out = subject.name, []
+    """What is special about the learner's tensor, and their other names in the same storage (the
+    first RELATED of them, then how many more)."""
+    name, out = shown(subject.name), []
     if subject.base_shape is not None:
         out.append(_("{name} is a view: every copy that shares storage shares its base's whole "
                      "storage, not only the part {name} shows.").format(name=name))
@@ -89,12 +90,21 @@ def subject_notes(subject: Subject) -> list[str]:
     if not subject.contiguous:
         out.append(_("{name} is not contiguous, so it has no flat view(-1); the view row is a slice.").format(
             name=name))
-    out.extend(_(RELATION_NOTES[kind]).format(other=other, name=name) for other, kind in subject.relations)
+    out.extend(_(RELATION_NOTES[kind]).format(other=shown(other), name=name)
+               for other, kind in subject.relations[:RELATED])
+    if len(subject.relations) > RELATED:
+        out.append(_("In your namespace, {count} more names live in the storage of {name} "
+                     "(report.subject.relatives lists them all).").format(
+                         count=len(subject.relations) - RELATED, name=name))
     return out
+
+
+RELATED = 8  # the learner's other names in a's storage that the notes name one by one
 
 
 def verdict(row: Row, name: str = "a") -> str:
     """One line: what the next backward did after the edit."""
+    name = shown(name)
     if row.after_inplace == "refused":
         if row.shares_storage is None:
             return _("the copy itself was refused: {message}").format(message=row.message)
@@ -142,22 +152,27 @@ def cells(report: StorageReport) -> list[list[str]]:
     out = []
     for r in report.rows:
         version = _("none (array)") if r.is_array else _shared(r.shares_version)
-        out.append([r.code, _shared(r.shares_storage), version, _yes_no(r.requires_grad),
+        out.append([code(r, report.subject.name), _shared(r.shares_storage), version, _yes_no(r.requires_grad),
                     _yes_no(r.is_leaf), "-" if r.requires_grad is None else str(r.grad_fn),
                     _yes_no(r.in_graph), outcome_word(r.after_inplace)])
     return out
 
 
+def code(row: Row, name: str) -> str:
+    """A row's code as the faces show it: the learner's name shortened when long (the row keeps it)."""
+    return code_of(row.key, name, shown=True)
+
+
 def details(report: StorageReport) -> list[str]:
     """A line for every row that did not simply work, and for every warning PyTorch gave."""
     name = report.subject.name
-    lines = [_("{code}: {verdict}").format(code=r.code, verdict=verdict(r, name))
+    lines = [_("{code}: {verdict}").format(code=code(r, name), verdict=verdict(r, name))
              for r in report.rows if r.after_inplace != "ok"]
     for r in report.rows:
         for warning in r.warnings:
             lines.append(_("{code}: PyTorch warns \"{warning}\" It copies anyway, as {fix} does, which is the "
-                           "way to write it.").format(code=r.code, warning=warning,
-                                                      fix=Copy("detach().clone()", Tensor.detach).code(name)))
+                           "way to write it.").format(code=code(r, name), warning=quote(warning, MESSAGE),
+                                                      fix=code_of("detach().clone()", name, shown=True)))
     return lines
 
 
@@ -193,7 +208,7 @@ def table_html(report: StorageReport, chosen: str | None = None, mem=None) -> st
         body = [row + [held.get(r.code, "-")] for row, r in zip(body, report.rows, strict=True)]
         a = mem.window(name)
         caption = _("{name} holds {values}, its version counter {counter} = {version}").format(
-            name=name, values=a.values, counter=a.counter, version=a.version)
+            name=shown(name), values=a.values, counter=a.counter, version=a.version)
         if mem.edited:
             after = _("After {edit} (refused by PyTorch): {caption}") if mem.refused else _(
                 "After {edit} (applied): {caption}")
@@ -212,7 +227,7 @@ def html(report: StorageReport) -> str:
 
 def _changed(row: Row, name: str) -> str:
     """The sentence that says which names the edit changed."""
-    who = {"a": name, "b": f"b = {row.code}" if row.code else "b"}
+    who = {"a": shown(name), "b": f"b = {code(row, name)}" if row.code else "b"}
     changed = [who[n] for n in row.changed]
     if not changed:
         return _("Changed: nothing: no value changed.")
@@ -224,7 +239,7 @@ def _changed(row: Row, name: str) -> str:
 
 def outcome_lines(row: Row, name: str) -> list[str]:
     """What one applied edit did, as lines: the code, which names changed, the next backward."""
-    lines = [f"b = {row.code}; {row.edit}"]
+    lines = [f"b = {code(row, name)}; {row.edit}"]
     if row.shares_storage is None:
         return lines + [_("Taking the copy was refused: {message}").format(message=row.message)]
     lines.append(_changed(row, name))
@@ -232,8 +247,9 @@ def outcome_lines(row: Row, name: str) -> list[str]:
     if row.after_inplace != "refused":
         moved = (_("{name}'s version counter went from {before} to {after}.") if after != before
                  else _("{name}'s version counter stayed at {after}."))
-        lines.append(moved.format(name=name, before=before, after=after))
-    lines.append(_("Next backward of y = {n} * {n}: {verdict}.").format(n=wrap(name), verdict=verdict(row, name)))
+        lines.append(moved.format(name=shown(name), before=before, after=after))
+    lines.append(_("Next backward of y = {n} * {n}: {verdict}.").format(n=code_of("", name, shown=True),
+                                                                         verdict=verdict(row, name)))
     return lines
 
 

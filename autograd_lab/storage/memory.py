@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from ..format import fmt, message
-from .copies import copies, edit_named, twin
+from .copies import code_of, copies, edit_named, twin
 
 SHOWN = 12  # cells drawn per block
 
@@ -76,7 +76,7 @@ def memory(a: torch.Tensor, report, edit_key: str | None = None, edit: str = "mu
         found = next(((c, b) for c, b in taken if c.key == edit_key), None)
         if found is not None:
             copy, b = found
-            edited = f"{copy.code(name)}: {chosen.code(copy)}"
+            edited = f"{code_of(copy.key, name, shown=True)}: {chosen.code(copy)}"  # words, shortened
             try:
                 chosen.apply(b)
             except (RuntimeError, TypeError) as err:

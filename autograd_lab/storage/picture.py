@@ -10,6 +10,7 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 from .memory import SHOWN, Memory
 from ..fonts import figure_text
 from ..i18n import _
+from ..names import label
 
 IN_GRAPH = "#fdd9a8"
 OUT_GRAPH = "#eeeeee"
@@ -37,7 +38,7 @@ def picture(mem: Memory, title: str | None = None) -> Figure:
     ax.set_xlim(-0.1, width)
     ax.set_ylim(-2.0, rows)
     ax.axis("off")
-    ax.set_title(title or _("Memory of {name} and its copies").format(name=mem.windows[0].label), loc="left",
+    ax.set_title(title or _("Memory of {name} and its copies").format(name=label(mem.windows[0].label)), loc="left",
                  fontsize=11)
     first_row: dict[str, int] = {}
     for i, w in enumerate(mem.windows):
@@ -73,7 +74,7 @@ def _block(ax, block, y):
 def _window(ax, w, y):
     ax.add_patch(FancyBboxPatch((0, y - 0.3), LABEL_W, 0.6, boxstyle="round,pad=0.02",
                                 facecolor=IN_GRAPH if w.in_graph else OUT_GRAPH, edgecolor="#999999"))
-    ax.text(0.1, y + 0.1, w.label, va="center", fontsize=9, family="monospace")
+    ax.text(0.1, y + 0.1, label(w.label), va="center", fontsize=9, family="monospace")
     ax.text(0.1, y - 0.17, _("offset {offset}, shape {shape}, stride {stride}").format(
         offset=w.offset, shape=list(w.shape), stride=list(w.stride)), va="center", fontsize=7, color="#444444")
     if w.counter is None:
