@@ -21,9 +21,6 @@ from pathlib import Path
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 LOCALE = "autograd_lab/locale"
-# the lessons a learner gets: numbered notebooks of the English course and of each translated one
-LESSONS = ("notebooks/[0-9]*.ipynb", "notebooks/*/[0-9]*.ipynb")
-
 
 def compile_catalogs(root: Path) -> list[str]:
     """Compile every .po under the locale folder to its .mo; return the .mo paths, relative to root."""
@@ -48,12 +45,14 @@ def compile_catalogs(root: Path) -> list[str]:
 
 
 def lessons(root: Path) -> list[str]:
-    """The learners' notebooks, relative to root (teachers' folders are never matched)."""
-    found = sorted({p.relative_to(root).as_posix() for pattern in LESSONS for p in root.glob(pattern)})
+    """The learners' notebooks, relative to root: the numbered lessons of notebooks/ (English) and of
+    notebooks/<code>/ for each language with catalogs; never a teachers' folder or Jupyter's checkpoints."""
+    codes = sorted(p.name for p in (root / LOCALE).glob("*") if p.is_dir())
+    folders = [root / "notebooks"] + [root / "notebooks" / code for code in codes]
+    found = [p.relative_to(root).as_posix() for folder in folders for p in sorted(folder.glob("[0-9]*.ipynb"))]
     if not found:
         raise RuntimeError("no lesson found under notebooks/: the wheel would carry no course")
     return found
-
 
 class CustomBuildHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
