@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # jupyter refuses to run as root unless told; CI and these machines run as root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-fast test-unit test-lessons lint lessons derived bench clean classroom classroom-env bench-classroom catalogs
+.PHONY: lab test test-fast test-unit test-lessons lint lessons derived bench clean classroom classroom-env bench-classroom catalogs test-release
 
 # The catalogs of every language but English, compiled from their .po files with Babel's own
 # command line; `make lab AUTOGRAD_LAB_LANG=zh` opens the course of that language (notebooks/zh/).
@@ -86,6 +86,26 @@ test-lessons: $(STAMP) $(MO)
 # The files derived from the code and the lessons (the bank's order, the README exercise tables).
 derived: $(STAMP) $(MO)
 	$(EN) $(BIN)/python scripts/derived.py
+
+# The release as a learner gets it (.ci/run calls it): a fresh clone of the committed tree, its sdist
+# and wheel built by `python -m build` (the wheel from the sdist; build and cffconvert in .release/,
+# a venv of their own), CITATION.cff validated; then tests/test_release_build.py looks inside both
+# artifacts, installs the wheel into a clean venv outside the repository (torch from the local disk,
+# -c constraints.txt), copies the course from an empty folder and runs a notebook of every magic in
+# both languages through a kernel of that venv. Commit first: what is not committed is not built.
+RELEASE := .release
+$(RELEASE)/.installed: Makefile
+	test -x $(RELEASE)/bin/python || $(PYTHON) -m venv $(RELEASE)
+	$(RELEASE)/bin/python -m pip install -q build==1.6.1 cffconvert==2.0.0
+	touch $(RELEASE)/.installed
+
+test-release: $(STAMP) $(RELEASE)/.installed
+	rm -rf $(RELEASE)/clone $(RELEASE)/dist
+	git clone -q . $(RELEASE)/clone
+	$(RELEASE)/bin/cffconvert --validate -i $(RELEASE)/clone/CITATION.cff
+	$(RELEASE)/bin/python -m build -o $(RELEASE)/dist $(RELEASE)/clone
+	AUTOGRAD_LAB_RELEASE=$(CURDIR)/$(RELEASE) $(EN) $(ONE_THREAD) $(BIN)/python -m pytest -p no:cacheprovider \
+		-p no:xdist -s tests/test_release_build.py
 
 # Re-run the lessons and store their outputs (after changing the lab or a lesson).
 lessons: $(STAMP) $(MO)
