@@ -289,3 +289,19 @@ def test_each_lesson_says_in_one_line_how_to_install_the_lab_when_it_is_missing(
     # with the lab there, the check prints nothing and raises nothing
     present = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert present.returncode == 0 and present.stdout == present.stderr == ""
+
+
+def test_the_course_command_speaks_chinese(zh, tmp_path, capsys):
+    from helpers import assert_chinese
+
+    names = [p.name for p in LEARNERS["zh"]]
+    assert main(["course", str(tmp_path / "c"), "--lang", "zh"]) == 0
+    (tmp_path / "c" / names[1]).write_text("我的笔记")
+    assert main(["course", str(tmp_path / "c"), "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert_chinese(out, allowed=(str(tmp_path / "c"), *names, "jupyter lab", "VS Code", "Colab"))
+    assert "保留了 1 课" in out and names[1] in out
+    for argv in (["course", str(tmp_path / "c"), "--lang", "en"], ["course", str(tmp_path / "c"), "--lang", "fr"]):
+        assert main(argv) == 2
+        assert_chinese(capsys.readouterr().err, allowed=("python -m autograd_lab course", str(tmp_path / "c"),
+                                                         "--lang en", "--lang zh", "English"))
