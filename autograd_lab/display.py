@@ -234,11 +234,15 @@ def _released_class(kind: type) -> type:
 
 
 def _held(values: dict) -> list:
-    """The views and widgets kept in a view's attributes (directly or in a list, tuple or dict)."""
+    """The views (directly or in a list or tuple: a record's steppers) and the widgets (also in a
+    dict: a stepper's buttons) kept in a view's attributes. Never what a mapping holds otherwise: a
+    view's names are the learner's namespace, whose Out[n] views are none of this view's business."""
     found = []
     for value in values.values():
-        for item in (value.values() if isinstance(value, dict) else
-                     value if isinstance(value, (list, tuple)) else (value,)):
+        if isinstance(value, dict):
+            found.extend(item for item in value.values() if _is_widget(item))
+            continue
+        for item in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(item, View) or _is_widget(item):
                 found.append(item)
     return found
@@ -288,24 +292,25 @@ _SLOTS: dict = {}  # the live view of each slot (the stepper's are in stepper/li
 
 class _Entry:
     """A view shown in a live kernel: the view itself weakly (it may be gone while its widget is
-    still drawn), its widget, its kind and its subject."""
+    still drawn), its widget, its kind, its subject and the code of the cell that showed it."""
 
-    __slots__ = ("kind", "subject", "view", "widget")
+    __slots__ = ("code", "kind", "subject", "view", "widget")
 
-    def __init__(self, view: View):
+    def __init__(self, view: View, code: str = ""):
         self.view = weakref.ref(view)
-        self.widget, self.kind, self.subject = view._widget, type(view), view.subject()
+        self.widget, self.kind, self.subject, self.code = view._widget, type(view), view.subject(), code
 
-    def release(self, reason: str) -> None:
+    def release(self, reason: str, note: bool) -> None:
+        """Release the view, or its widget alone if the view is gone; note: its widget keeps the
+        sentence saying why (its output may still be on the page)."""
         view = self.view()
         if view is not None:
-            view.release(reason)
-        elif self.widget is not None:  # the view is gone, its widget is not
+            view._release(reason, note)
+        elif self.widget is not None:
             from .format import quote
 
-            note = (None if reason == "cell" else
-                    _(self.kind.released_words[reason]).format(subject=quote(self.subject)))
-            if release_widget(self.widget, note):
+            said = _(self.kind.released_words[reason]).format(subject=quote(self.subject)) if note else None
+            if release_widget(self.widget, said):
                 _LIVE.noted(None, self.widget)
         self.widget = None
 
@@ -358,7 +363,7 @@ def shown(view: View) -> None:
         old = table.get(key)
         table[key] = _Entry(view)
         if old is not None and old.view() is not view:
-            old.release("subject" if key[2] else "asked")
+            old.release("subject" if key[2] else "asked", note=True)
         return
     run = _LIVE.run
     if run is not None and run.execution != execution:
@@ -378,7 +383,7 @@ def shown(view: View) -> None:
         base = ("subject", type(view), subject) if subject else ("code", type(view), code)
     position = run.counts[base]
     run.counts[base] += 1
-    run.shown.append((table, base + (position,), _Entry(view)))
+    run.shown.append((table, base + (position,), _Entry(view, code)))
 
 
 def _settle(*_args) -> None:
@@ -406,7 +411,9 @@ def _settle(*_args) -> None:
         view = old.view()
         if view is not None and (any(view is v for v in now) or _elsewhere(view)):
             continue
-        old.release(reason)
+        # a cell that ran again (its id, or the same code) cleared its outputs: no sentence to keep
+        # on the page; shown by another cell, the older view's widget says why it went blank
+        old.release(reason, note=reason != "cell" and old.code != run.code)
 
 
 def _elsewhere(view: View) -> bool:
