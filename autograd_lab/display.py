@@ -237,7 +237,7 @@ def _held(values: dict) -> list:
     """The views (directly or in a list or tuple: a record's steppers) and the widgets (also in a
     dict: a stepper's buttons) kept in a view's attributes. Never what a mapping holds otherwise: a
     view's names are the learner's namespace, whose Out[n] views are none of this view's business."""
-    found = []
+    found: list = []
     for value in values.values():
         if isinstance(value, dict):
             found.extend(item for item in value.values() if _is_widget(item))
