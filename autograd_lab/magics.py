@@ -1,8 +1,9 @@
 """Every magic of the lab, declared once in MAGICS: its name, line or cell, its flags with their
 types, and what it does. From that one table come the usage line, the docstring ``%backward?``
-shows, the parsing of ``--flag value`` and ``--flag=value``, and the registration (the machinery is
-in magic_spec.py). A magic's body only evaluates the learner's expressions and hands the work to
-its room; anything that goes wrong reaches the learner as one short UsageError."""
+and ``%backward -h`` show (with the function that returns the same object), the parsing of
+``--flag value``, ``--flag=value`` and the short forms (``-g value``), and the registration (the
+machinery is in magic_spec.py). A magic's body only evaluates the learner's expressions and hands
+the work to its room; anything that goes wrong reaches the learner as one short UsageError."""
 from __future__ import annotations
 
 from IPython.core.error import UsageError
@@ -101,44 +102,49 @@ def _record(magic, expr, opts, shell, cell):
 MAGICS = (
     Magic("backward", False, "z", N_("Step through z.backward() node by node: each node the engine ran, in "
           "its order, with the gradients it really computed. Nothing of yours changes unless --apply."),
-          _backward, (Flag("gradient", "expr", N_("the starting gradient, shaped like z (for a non-scalar z)"), "g"),
+          _backward, (Flag("gradient", "expr", N_("the starting gradient, shaped like z (for a non-scalar z)"), "g",
+                           "g"),
                       Flag("predict", None, N_("ask for your prediction before each step is revealed")),
                       Flag("apply", None, N_("also accumulate into .grad, as z.backward() does")),
                       Flag("inputs", "expr", N_("as backward(inputs=...): only the nodes on a path to these "
-                                                "tensors run, and only they get a gradient"), "w")),
-          "z = (x ** 2).mean()\n%backward z"),
+                                                "tensors run, and only they get a gradient"), "w", "i")),
+          "z = (x ** 2).mean()\n%backward z", "s = autograd_lab.step(z)"),
     Magic("graph", False, "z", N_("Draw z's backward graph once, with where backprop stops and why."), _graph,
-          example="%graph z"),
+          example="%graph z", function="g = autograd_lab.show_graph(z)"),
     Magic("jacobian", False, "y x", N_("The Jacobian of y with respect to x (y a tensor computed from x, or a "
           "function of x), and with --v, v @ J beside what y.backward(v) would accumulate: backward never "
           "builds J. Nothing of yours changes."), _jacobian,
-          (Flag("v", "expr", N_("the weights of y.backward(v), shaped like y"), "v"),),
-          "y = x ** 2\n%jacobian y x --v torch.tensor([1., 0., 2.])"),
+          (Flag("v", "expr", N_("the weights of y.backward(v), shaped like y"), "v", "v"),),
+          "y = x ** 2\n%jacobian y x --v torch.tensor([1., 0., 2.])", "j = autograd_lab.jacobian(y, x)"),
     Magic("storage", False, "a", N_("Which copies of a (detach, clone, .data, a view, numpy) share its memory "
           "and version counter, and what an in-place edit of each does to the next backward. Runs on twins "
-          "of a; a is never changed."), _storage, example="%storage a"),
+          "of a; a is never changed."), _storage, example="%storage a",
+          function='r = autograd_lab.compare_storage(a, name="a")'),
     Magic("exercise", False, "NAME", N_("Show an exercise with its answer box, hints and solution."), _exercise,
-          (Flag("seed", "int", N_("a personal variant of a numeric exercise"), "N"),),
-          "%exercise mean_square --seed 7"),
+          (Flag("seed", "int", N_("a personal variant of a numeric exercise"), "N", "s"),),
+          "%exercise mean_square --seed 7", 'ex = autograd_lab.exercise("mean_square", seed=7)'),
     Magic("explain", True, "", N_("Run the cell; if autograd raises an error, explain it in plain words, "
           "with the fix."), _explain,
           (Flag("original", None, N_("also show PyTorch's original message")),
            Flag("anomaly", None, N_("if backward fails in a node, run the cell AGAIN with anomaly mode "
                 "on and show the cell's line whose forward op saved the value (repeats the cell's "
                 "side effects)"))),
-          "%%explain\nz.backward()\nz.backward()"),
+          "%%explain\nz.backward()\nz.backward()",
+          "try:\n    z.backward()\n    z.backward()\nexcept RuntimeError as err:\n    e = autograd_lab.explain(err)"),
     Magic("record", True, "", N_("Run the cell as it is and record each backward() or grad() call it makes: "
           "your own backward, for real (.grad written, hooks run once, the graph freed, as your code does), "
           "shown step by step after the cell. %backward records one beside yours and changes nothing."), _record,
-          example="%%record\nloss = (w * x).sum()\nloss.backward()"),
+          example="%%record\nloss = (w * x).sum()\nloss.backward()",
+          function="with autograd_lab.record() as rec:\n    loss = (w * x).sum()\n    loss.backward()"),
     Magic("backward_profile", True, "", N_("Run one training step (the cell, ending in a loss) several "
           "times and time forward and backward of each, with the graph's size, which of your variables "
           "carries history across steps, and the verdict. Runs your backward for real: .grad fills up."),
           _backward_profile,
-          (Flag("steps", "int", N_("how many steps to measure"), "N"),
-           Flag("warmup", "int", N_("steps run first and not counted"), "N"),
-           Flag("budget", "int", N_("stop after this many seconds"), "SECONDS")),
-          "%%backward_profile --steps 20\nloss = model(x).sum()"),
+          (Flag("steps", "int", N_("how many steps to measure"), "N", "n"),
+           Flag("warmup", "int", N_("steps run first and not counted"), "N", "w"),
+           Flag("budget", "int", N_("stop after this many seconds"), "SECONDS", "b")),
+          "%%backward_profile --steps 20\nloss = model(x).sum()",
+          "prof = autograd_lab.profile_backward(lambda: model(x).sum(), steps=20)"),
 )
 
 

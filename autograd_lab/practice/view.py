@@ -20,8 +20,8 @@ BUTTONS = {"Check": N_("Check"), "Hint": N_("Hint"), "Solution": N_("Solution")}
 
 
 class ExercisePage(ModelView):
-    """An exercise as autograd_lab.exercise() returns it: its statement as faces, and everything
-    else (check, hint, solution, expected, ...) from the exercise itself."""
+    """An exercise standing in for itself: its statement as faces, and everything else (check, hint,
+    solution, expected, ...) from the exercise itself. ExerciseView adds the answer box."""
 
     model: Exercise
     text_face = staticmethod(faces.exercise_text)
@@ -33,10 +33,11 @@ class ExercisePage(ModelView):
 
 
 class ExerciseView(ExercisePage):
-    """An exercise shown with an answer box. The box is read as text and never run (typed.py):
-    numbers, lists, printed tensors, words and formulas; a value of the learner's code is checked in a
-    cell, ``ex.check(value)``. ``names`` (the learner's namespace) is kept only to say so: it is never
-    read. ``parts`` maps each control's CSS class to the control, once the widget is built."""
+    """An exercise shown with an answer box, as autograd_lab.exercise() and %exercise give it. The
+    box is read as text and never run (typed.py): numbers, lists, printed tensors, words and
+    formulas; a value of the learner's code is checked in a cell, ``ex.check(value)``. ``names``
+    (the learner's namespace) is kept only to say so: it is never read. ``parts`` maps each
+    control's CSS class to the control, once the widget is built."""
 
     def __init__(self, ex: Exercise, names: Mapping | None = None):
         super().__init__(ex)
@@ -140,15 +141,16 @@ class ProgressView(ModelView):
     html_face = staticmethod(faces.progress_html)
 
 
-def exercise(name: str, seed: int | None = None) -> ExercisePage:
+def exercise(name: str, seed: int | None = None) -> ExerciseView:
     """One exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``; seed picks the values
-    of exercises with random inputs.
+    of exercises with random inputs. Shown in a live kernel, it has the answer box and buttons of
+    ``%exercise name``: the same view.
 
     >>> ex = exercise("mean_square")
     >>> ex.check(____).status
     'not attempted'
     """
-    return ExercisePage(bank.exercise(name, seed=seed))
+    return ExerciseView(bank.exercise(name, seed=seed))
 
 
 def exercises() -> CatalogView:
