@@ -249,8 +249,8 @@ def test_the_figure_has_chinese_labels_and_draws_without_a_warning(zh):
     fig = faces.profile_figure(prof.model)
     ax, nodes = fig.axes
     assert ax.get_title() == "反向传播性能分析：跨步携带历史"
-    assert (ax.get_xlabel(), ax.get_ylabel(), nodes.get_ylabel()) == ("步（浅色：预热）", "反向传播时间（ms）",
-                                                                      "计算图节点数")
+    assert (nodes.get_xlabel(), ax.get_ylabel(), nodes.get_ylabel()) == ("步（浅色带斜线：预热）", "反向传播时间（ms）",
+                                                                         "计算图节点数")
     assert [t.get_text() for t in nodes.get_legend().get_texts()] == ["从损失可达的节点", "从输入可达的节点"]
     fig.savefig(io.BytesIO(), format="png")  # a missing glyph would warn, and a warning fails the test
     assert prof.figure_title() == "每步的反向传播时间和计算图节点数"
@@ -349,8 +349,8 @@ def test_the_english_table_figure_and_labels():
     assert '<p><b>Fix:</b></p><pre class="agl-fix">h = h.detach()' in prof.html()
     fig = faces.profile_figure(prof.model)
     ax, nodes = fig.axes
-    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), nodes.get_ylabel()) == (
-        "backward profile: carried history", "step (pale: warm-up)", "backward time (ms)", "graph nodes")
+    assert (ax.get_title(), nodes.get_xlabel(), ax.get_ylabel(), nodes.get_ylabel()) == (
+        "backward profile: carried history", "step (pale, hatched: warm-up)", "backward time (ms)", "graph nodes")
     assert [t.get_text() for t in nodes.get_legend().get_texts()] == ["nodes from the loss", "nodes from the inputs"]
     assert prof.figure_title() == "backward time and graph nodes per step"
 

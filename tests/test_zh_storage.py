@@ -121,7 +121,7 @@ def test_the_memory_picture_is_chinese_and_draws_without_a_warning(zh):
         report = view.report if key is None else view.apply(key, edit)[1]
         fig = picture(memory(a, report, key, edit))
         ax = fig.axes[0]
-        texts = [t.get_text() for t in ax.texts] + [ax.get_title(loc="left")]
+        texts = [t.get_text().replace("\n", " ") for t in ax.texts] + [ax.get_title(loc="left")]  # lines: at spaces
         joined = "\n".join(texts)
         assert_chinese(joined, pytorch_words(report) + (memory(a, report, key, edit).refused or "",))
         assert "x 及其副本的内存" in texts and "无计数器" in texts

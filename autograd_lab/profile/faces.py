@@ -134,27 +134,42 @@ def profile_html(prof) -> str:
             f'<p><b>{esc(fix)}</b></p><pre class="agl-fix">{esc(prof.fix)}</pre></div>')
 
 
+# the chart's encodings, each with a mark beside its colour that survives greyscale
+MEASURED = dict(color="#4c72b0", edgecolor="#1f3d73", linewidth=0.8)
+WARMUP = dict(color="#d5deee", edgecolor="#4c72b0", linewidth=0.8, hatch="///")
+FROM_LOSS = dict(color="#b3531b", marker="o", linestyle="-")
+FROM_INPUTS = dict(color="#2d7a3e", marker="s", markersize=4, linestyle="--")
+
+
 @figure_text
 def profile_figure(prof) -> Figure:
-    """Backward time per step (bars, warm-up steps pale) and the number of graph nodes backward
-    walked (line), so growth and its cost are seen side by side."""
-    fig = Figure(figsize=(7, 3))
-    ax = fig.add_subplot(1, 1, 1)
+    """Backward time per step above (bars; warm-up steps pale and hatched) and the number of graph
+    nodes backward walked below (lines with markers, solid and dashed), on one step axis, so growth
+    and its cost are seen side by side. Each legend stands to the right of its panel, over no bar;
+    steps and node counts are counted in whole numbers."""
+    from matplotlib.ticker import MaxNLocator
+
+    fig = Figure(figsize=(7.6, 4.4), layout="constrained")
+    ax, nodes = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     steps = [s.index for s in prof.steps]
-    colors = ["#c9d6ea" if s.warmup else "#4c72b0" for s in prof.steps]
-    ax.bar(steps, [s.backward_ms for s in prof.steps], color=colors, label=_("backward (ms)"))
-    ax.set_xlabel(_("step (pale: warm-up)"))
+    for warm, style, words in ((False, MEASURED, _("backward time of a measured step")),
+                               (True, WARMUP, _("backward time of a warm-up step"))):
+        shown = [s for s in prof.steps if s.warmup == warm]
+        if shown:
+            ax.bar([s.index for s in shown], [s.backward_ms for s in shown], label=words, **style)
     ax.set_ylabel(_("backward time (ms)"))
-    nodes = ax.twinx()
-    nodes.plot(steps, prof.node_counts, color="#dd8452", marker="o", label=_("nodes from the loss"))
-    nodes.plot(steps, prof.input_node_counts, color="#55a868", marker=".", linestyle="--",
-               label=_("nodes from the inputs"))
+    ax.set_ylim(bottom=0)
+    nodes.plot(steps, prof.node_counts, label=_("nodes from the loss"), **FROM_LOSS)
+    nodes.plot(steps, prof.input_node_counts, label=_("nodes from the inputs"), **FROM_INPUTS)
+    nodes.set_xlabel(_("step (pale, hatched: warm-up)"))
     nodes.set_ylabel(_("graph nodes"))
     nodes.set_ylim(bottom=0)
-    nodes.legend(loc="upper left", fontsize=8)
+    nodes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    nodes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for panel in (ax, nodes):
+        panel.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=9)
     kind = _(KIND_NAMES[prof.kind]) if prof.kind in KIND_NAMES else prof.kind.replace("_", " ")
     ax.set_title(_("backward profile: {kind}").format(kind=kind), fontsize=10)
-    fig.tight_layout()
     return fig
 
 
