@@ -4,6 +4,7 @@ nbval cell)."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -15,25 +16,28 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-_found: set[str] = set()  # families once found (the font list changes only by the addfont below)
+_found: set[str] = set()  # families once found and completed (the font list changes only by the addfont below)
 
 
 def _family(font: Font) -> str | None:
-    """The name matplotlib knows the language's font by, added to its font list if its cache was
-    built before the font was installed; None if there is none."""
+    """The name matplotlib knows the language's font by, None if there is none. Every file of the
+    font on this machine (each weight: regular, bold, ...) is added to matplotlib's font list that
+    its cache lacks: a cache built before the font, or before some of its weights, was installed
+    would otherwise draw bold text from another weight, or log a "findfont" warning."""
     if font.family in _found:
         return font.family
     from matplotlib import font_manager
 
-    def known() -> bool:
-        return any(f.name == font.family for f in font_manager.fontManager.ttflist)
-
-    if not known():
-        for path in sorted(font_manager.findSystemFonts()):
-            if Path(path).name.startswith(font.files):
-                font_manager.fontManager.addfont(path)
-    if not known():  # not found is asked again: the font may be installed while the kernel runs
-        return None
+    manager = font_manager.fontManager
+    listed = {os.path.realpath(f.fname) for f in manager.ttflist}
+    for path in sorted(font_manager.findSystemFonts()):
+        if Path(path).name.startswith(font.files) and os.path.realpath(path) not in listed:
+            try:
+                manager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read: the others serve
+                continue
+    if not any(f.name == font.family for f in manager.ttflist):
+        return None  # not found is asked again: the font may be installed while the kernel runs
     _found.add(font.family)
     return font.family
 
