@@ -29,7 +29,7 @@ def _family(font: Font) -> str | None:
     from matplotlib import font_manager
 
     manager = font_manager.fontManager
-    listed = {os.path.realpath(f.fname) for f in manager.ttflist}
+    listed = {os.path.realpath(f.fname) for f in manager.ttflist if f.name == font.family}  # its files known
     for path in sorted(font_manager.findSystemFonts()):
         if Path(path).name.startswith(font.files) and os.path.realpath(path) not in listed:
             try:
