@@ -21,7 +21,7 @@ FONT = 13.0
 WRAP = 16  # characters per line of a node's name; lines break between the words of its CamelCase
 STOPS_DRAWN = 3  # stops drawn per node; the last one counts the rest
 NUMBERS = 4  # a value of up to this many numbers is written as numbers; a bigger one as shape and norm
-VALUE_LINE = 24  # columns of a value's line on the figure: a longer value breaks after a comma, once
+VALUE_LINE = 28  # columns of a value's line on the figure: a longer value breaks after a comma, once
 EMPTY = "____"  # what has not arrived yet: the lab's blank, as in the exercises
 # A state's word, written in its box (the border tells the state too, and the colour)
 STATE_WORDS = {"done": N_("done"), "current": N_("now"), "ready": N_("ready"), "waiting": N_("waiting")}
