@@ -233,3 +233,29 @@ def test_exercise_with_s_is_the_seeded_exercise(seeded, monkeypatch, fresh_progr
     assert shown[0].text() != autograd_lab.exercise("mean_square").text()
     with pytest.raises(UsageError, match="no exercise called 'mean_square -s3'"):
         seeded.run_line_magic("exercise", "mean_square -s3")
+
+
+# --- in Chinese ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("magic", "line"), [("backward", "z -a"), ("backward", "z -x"), ("graph", "z -q"),
+                                             ("exercise", "mean_square -s"), ("explain", "foo")])
+def test_the_new_refusals_are_chinese(zh, seeded, magic, line):
+    from helpers import assert_chinese
+
+    with pytest.raises(UsageError) as err:
+        if BY_NAME[magic].cell:
+            seeded.run_cell_magic(magic, line, "ran = True")
+        else:
+            seeded.run_line_magic(magic, line)
+    assert_chinese(str(err.value))
+    assert seeded.user_ns["x"].grad is None and "ran" not in seeded.user_ns
+
+
+def test_the_help_is_chinese(zh, seeded):
+    from helpers import assert_chinese
+
+    with capture_output() as out:
+        seeded.run_line_magic("backward", "z -h")
+    assert_chinese(out.stdout)
+    assert "简写：-g 即 --gradient, -i 即 --inputs。" in out.stdout
+    assert "s = autograd_lab.step(z)" in out.stdout
