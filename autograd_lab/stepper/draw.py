@@ -597,37 +597,68 @@ class Drawing:
         return [(t + inset, b - inset, left + inset, r - inset) for t, b, left, r in self._rects]
 
     def _marks(self, current, done, ready) -> list[Mark]:
+        """The step's marks, each made once and kept (a click looks them up)."""
         marks: list[Mark] = []
-        wanted: list[tuple[str, object, str]] = []  # (kind, its node or point, text)
-        for node, rect in zip(self.nodes, self._rects, strict=True):
+        made = self._made
+        for i, node in enumerate(self.nodes):
             state = self.state_of(node, current, done, ready)
-            if state != "waiting":
-                marks.append(fill(rect, COLORS[state]))
+            keys: list[tuple] = [("fill", i, state)] if state != "waiting" else []
             if self.states:
-                colour, width, dash = BORDERS[state]
-                px = max(1, round(width * self._dpi / 72))
-                marks.append(border(rect, colour, px, None if dash is None else
-                                    tuple(max(1, round(d * width * self._dpi / 72)) for d in dash)))  # type: ignore[arg-type]
+                keys.append(("border", i, state))
                 if state != "waiting" and node in self._badges:
-                    wanted.append(("badge", node, state_word(state)))
+                    keys.append(("badge", i, state))
             if node in self._leaves:
-                wanted.append(("leaf", node, self.leaf_texts[node][state in ("done", "current")]))
-        for words, x, y, _w, _h in self._value_labels.get(current, []):
-            wanted.append(("value", (x, y), words))
-        sprites = self._sprite_set([(kind, text) for kind, _where, text in wanted])
+                keys.append(("leaf", i, state in ("done", "current")))
+            for key in keys:
+                mark = made.get(key)
+                if mark is None:
+                    mark = made[key] = self._mark(key)
+                marks.append(mark)
+        for j in range(len(self._value_labels.get(current, []))):
+            value = ("value", current, j)
+            mark = made.get(value)
+            if mark is None:
+                mark = made[value] = self._mark(value)
+            marks.append(mark)
+        return marks
+
+    def _mark(self, key: tuple) -> Mark:
+        kind = key[0]
+        if kind in ("fill", "border"):
+            i, state = key[1], key[2]
+            rect = self._rects[i]
+            if kind == "fill":
+                return fill(rect, COLORS[state], self._png.pixels)  # type: ignore[union-attr]
+            colour, width, dash = BORDERS[state]
+            px = max(1, round(width * self._dpi / 72))
+            return border(rect, colour, px, None if dash is None else
+                          tuple(max(1, round(d * width * self._dpi / 72)) for d in dash))  # type: ignore[arg-type]
         to_pixels = self._ax.transData.transform
         height = self._png.pixels.shape[0]  # type: ignore[union-attr]
-        for kind, where, text in wanted:
-            sprite = sprites[(kind, text)]
-            if kind == "badge":
-                (x, y), = to_pixels([self._badge_at(where)])  # type: ignore[arg-type]
-                at = (round(height - y), round(x) - sprite.shape[1])
-            else:
-                point = self._leaf_at(where) if kind == "leaf" else where  # type: ignore[arg-type]
-                (x, y), = to_pixels([point])  # type: ignore[arg-type]
-                at = (round(height - y - sprite.shape[0] / 2), round(x - sprite.shape[1] / 2))
-            marks.append(stamp(at, sprite, (kind, text)))
-        return marks
+        if kind == "badge":
+            node = self.nodes[key[1]]
+            text = state_word(key[2])
+            sprite = self._sprite_set([("badge", text)])[("badge", text)]
+            (x, y), = to_pixels([self._badge_at(node)])
+            return stamp((round(height - y), round(x) - sprite.shape[1]), sprite, ("badge", text))
+        if kind == "leaf":
+            node = self.nodes[key[1]]
+            text = self.leaf_texts[node][key[2]]
+            point = self._leaf_at(node)
+        else:
+            text, px_, py_, _w, _h = self._value_labels[key[1]][key[2]]
+            point = (px_, py_)
+        sprite = self._sprite_set([(kind, text)])[(kind, text)]
+        (x, y), = to_pixels([point])
+        return stamp((round(height - y - sprite.shape[0] / 2), round(x - sprite.shape[1] / 2)), sprite, (kind, text))
+
+    def _every_sprite(self) -> None:
+        """Every text a step may stamp, rendered at once (one small figure): a click then renders none."""
+        wanted = [("badge", state_word(s)) for s in STATES if s != "waiting"] if self._badges else []
+        wanted += [("leaf", text) for node in self._leaves for text in self.leaf_texts[node]]
+        wanted += [("value", label[0]) for labels in self._value_labels.values() for label in labels]
+        if wanted:
+            self._sprite_set(wanted)
 
     @figure_text
     def _sprite_set(self, wanted: list[tuple[str, str]]) -> dict:
@@ -682,7 +713,9 @@ class Drawing:
             (left, bottom), (right, top) = to_pixels([(x - 0.46, y - self.half), (x + 0.46, y + self.half)])
             rects.append((round(height - top), round(height - bottom), round(left), round(right)))
         self._rects = rects
+        self._made: dict = {}
         self.paint(None)  # the figure as paint() leaves it
+        self._every_sprite()
         return BandedPng(pixels)
 
     # --- geometry, for the tests -----------------------------------------------------------------

@@ -31,7 +31,7 @@ class BandedPng:
     """pixels: the blank rendering (an RGBA array).
 
     >>> png = BandedPng(np.full((4, 4, 4), 255, np.uint8))
-    >>> png.encode([fill((0, 2, 0, 2), "#ff0000")])[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
+    >>> png.encode([fill((0, 2, 0, 2), "#ff0000", png.pixels)])[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
     True
     """
 
@@ -67,15 +67,19 @@ class BandedPng:
         return raw, packer.compress(raw) + packer.flush(zlib.Z_FULL_FLUSH)
 
 
-def fill(rect: tuple[int, int, int, int], color: str) -> Mark:
-    """The blank (white) pixels inside rect (top, bottom, left, right) filled with color."""
+def fill(rect: tuple[int, int, int, int], color: str, pixels: np.ndarray) -> Mark:
+    """The blank (white) pixels of the rendering pixels inside rect (top, bottom, left, right)
+    filled with color."""
     top, bottom, left, right = rect
-    rgb = rgb_of(color)
+    right = min(right, pixels.shape[1])
+    # the box's pixels filled once: a step copies them
+    filled = pixels[top:bottom, left:right].copy()
+    filled[(filled[..., :3] == 255).all(axis=-1), :3] = rgb_of(color)
 
     def paint(band: np.ndarray, start: int) -> None:
-        region = band[max(top - start, 0):max(min(bottom - start, len(band)), 0), left:right]
-        blank = (region[..., :3] == 255).all(axis=-1)
-        region[blank, :3] = rgb
+        r0, r1 = max(top - start, 0), max(min(bottom - start, len(band)), 0)
+        if r1 > r0:
+            band[r0:r1, left:right] = filled[r0 + start - top:r1 + start - top]
 
     return Mark(top, bottom, ("fill", rect, color), paint)
 
@@ -92,11 +96,13 @@ def border(rect: tuple[int, int, int, int], color: str, width: int, dash: tuple[
         along = np.where((rows < width) | (rows >= mask.shape[0] - width), cols, rows)  # position along its side
         mask &= along % (on + off) < on
 
+    rows, cols = np.nonzero(mask)  # row by row: a band's rows are one slice of them
+    rows, cols = rows + top, cols + left
+
     def paint(band: np.ndarray, start: int) -> None:
-        r0, r1 = max(top - start, 0), min(bottom - start, len(band))
-        c1 = min(right, band.shape[1])
-        if r1 > r0 and c1 > left:
-            band[r0:r1, left:c1][mask[r0 + start - top:r1 + start - top, :c1 - left], :3] = rgb
+        first, last = np.searchsorted(rows, [start, start + len(band)])
+        inside = cols[first:last] < band.shape[1]
+        band[rows[first:last][inside] - start, cols[first:last][inside], :3] = rgb
 
     return Mark(top, bottom, ("border", rect, color, width, dash), paint)
 
