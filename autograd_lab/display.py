@@ -79,6 +79,8 @@ class View:
     def widget(self):
         if self._widget is None and not self.released:
             self._widget = self.build_widget()
+            if self._widget is not None:
+                mark_language(self._widget)
         return self._widget
 
     def __repr__(self) -> str:
@@ -114,8 +116,8 @@ class View:
         seen. The widget, in a live front end, replaces all of it."""
         fig = self.figure()
         if fig is None:
-            return self.html()
-        return img_tag(png(fig), self.figure_title()) + self.html()
+            return in_language(self.html())
+        return in_language(img_tag(png(fig), self.figure_title()) + self.html())
 
     # --- released ---------------------------------------------------------------------------------
     def subject(self) -> str:
@@ -514,6 +516,39 @@ def image_widget(fig=None, max_width: str = "100%"):
     if fig is not None:
         image.value = png(fig)
     return image
+
+
+def in_language(html: str) -> str:
+    """html inside a <div lang="..."> naming the language in use, when it is not English (the page's
+    own), so screen readers and fonts read Chinese faces as Chinese; a text already marked is kept."""
+    from .i18n import language
+
+    code = language()
+    opening = f'<div lang="{code}">'
+    if code == "en" or html.startswith(opening):
+        return html
+    return f"{opening}{html}</div>"
+
+
+def mark_language(widget) -> None:
+    """Every HTML part of a widget (and of its children) in_language, now and whenever it changes."""
+    import ipywidgets as w
+
+    from .i18n import language
+
+    if language() == "en":
+        return
+    if isinstance(widget, w.HTML):
+        widget.value = in_language(widget.value)
+        widget.observe(_marked, names="value")
+    for child in getattr(widget, "children", ()):
+        mark_language(child)
+
+
+def _marked(change) -> None:
+    marked = in_language(change["new"])
+    if marked != change["new"]:
+        change["owner"].value = marked
 
 
 def img_tag(data: bytes, alt: str) -> str:

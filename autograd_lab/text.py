@@ -36,7 +36,7 @@ def html_table(headers: list[str], rows: list[list[str]], caption: str | None = 
     parts = ['<table class="autograd-lab" style="word-break:keep-all">']
     if caption:
         parts.append(f"<caption>{esc(caption)}</caption>")
-    parts.append("<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>")
+    parts.append("<thead><tr>" + "".join(f"<th scope=\"col\">{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>")
     for i, row in enumerate(rows):
         style = ' style="font-weight:bold;background:#fff3c4"' if i in highlight else ""
         cls = f' class="{esc(classes[i])}"' if i in classes else ""

@@ -117,7 +117,8 @@ class Stepper(View):
         # the Released stand-in answers what a released stepper is still asked (its step count)
         self.trace, self._layout, self._drawing = Released(len(self.trace.steps)), None, None  # type: ignore[assignment]
         self.verdicts.clear()
-        for name in ("buttons", "_image", "_panel", "_slider", "_play", "_link", "_log", "_answer", "_verdict"):
+        for name in ("buttons", "_image", "_panel", "_slider", "_play", "_autoplay", "_link", "_log", "_answer",
+                     "_verdict"):
             vars(self).pop(name, None)
 
     # --- faces --------------------------------------------------------------------------------
@@ -206,12 +207,22 @@ class Stepper(View):
             button.on_click(lambda _b, act=action: act())
             buttons[key] = button
         self.buttons = buttons
-        self._slider = _classed(w.IntSlider(value=0, min=0, max=n, description=_("step"), continuous_update=False),
+        # a number box with its label, not a slider: the slider's handle has no accessible name
+        self._slider = _classed(w.BoundedIntText(value=0, min=0, max=n, description=_("step"),
+                                                 continuous_update=False, layout=w.Layout(width="160px")),
                                 "agl-slider")
         self._slider.observe(lambda change: self.goto(change["new"]), names="value")
-        self._play = _classed(w.Play(value=0, min=0, max=n, interval=900), "agl-play")
+        # ipywidgets' Play draws three buttons with icons only and no name: it stays as the front end's
+        # timer, hidden, and a labelled button starts and pauses it
+        self._play = _classed(w.Play(value=0, min=0, max=n, interval=900, layout=w.Layout(display="none")),
+                              "agl-play")
         self._link = w.jslink((self._play, "value"), (self._slider, "value"))  # closed on release
-        controls = w.HBox([*buttons.values(), self._play, self._slider])
+        autoplay = w.Button(description=_("Play"), layout=w.Layout(width="90px"))
+        autoplay.add_class("agl-autoplay")
+        autoplay.on_click(lambda _b: self._toggle_play())
+        self._play.observe(lambda change: self._play_words(), names="playing")
+        self._autoplay = autoplay
+        controls = w.HBox([*buttons.values(), autoplay, self._play, self._slider])
         self._log = _classed(w.HTML(), "agl-walk")
         # side by side while both fit; a wide figure takes the row and the panel goes under it
         figure_and_panel = w.HBox([scrolling(self._image), self._panel], layout=w.Layout(flex_flow="row wrap"))
@@ -222,8 +233,9 @@ class Stepper(View):
         if getattr(self.trace, "own", False):  # the learner's own backward (record()): said first
             children.insert(0, _classed(w.HTML(value=f"<p><b>{esc(self.title)}</b></p>"), "agl-own"))
         if self.predicting:
-            self._answer = w.Text(placeholder=_("what does the next node send on? e.g. [0.5, 1.0]"),
-                                  layout=w.Layout(width="420px"))
+            self._answer = w.Text(description=_("prediction"),
+                                  placeholder=_("what does the next node send on? e.g. [0.5, 1.0]"),
+                                  layout=w.Layout(width="500px"))
             self._answer.add_class("agl-predict")
             check = w.Button(description=_("Check"))
             check.add_class("agl-predict-check")
@@ -236,6 +248,16 @@ class Stepper(View):
         self.ahead.enabled = live()
         self._refresh()
         return box
+
+    def _toggle_play(self):
+        """The Play button: the hidden Play widget steps in the front end; from the end it starts over."""
+        if not self._play.playing and self.index == len(self.trace.steps):
+            self.goto(0)
+        self._play.playing = not self._play.playing
+        self._play_words()
+
+    def _play_words(self):
+        self._autoplay.description = _("Pause") if self._play.playing else _("Play")
 
     def _check_typed(self):
         try:  # the box is text, never run: numbers, lists, tensors as printed (practice/typed.py)

@@ -1,0 +1,64 @@
+"""Accessible faces and widgets: table headers with scopes, Chinese faces that say their language,
+every control of the stepper with a name, and a labelled Play button that drives autoplay."""
+import re
+
+import ipywidgets as w
+
+import autograd_lab as al
+from autograd_lab.text import html_table
+
+from helpers import part, widgets
+
+
+def test_table_headers_have_column_scope():
+    table = html_table(["node", "grad"], [["a", "1"], ["b", "2"]])
+    headers = re.findall(r"<th\b[^>]*>", table)
+    assert len(headers) == 2 and all(h == '<th scope="col">' for h in headers)
+    assert "<td" in table and 'scope="col"' not in table.split("<tbody>")[1]
+
+
+def test_chinese_faces_say_their_language(zh, seed):
+    s = al.step(seed["z"], names=seed)
+    assert s.static_html().startswith('<div lang="zh">') and s.static_html().endswith("</div>")
+    _ = s.widget
+    s.next()  # a value written after the widget was built is marked too, once
+    for part_ in widgets(s.widget):
+        if isinstance(part_, w.HTML) and part_.value:
+            assert part_.value.startswith('<div lang="zh">'), part_.value[:80]
+            assert part_.value.count('<div lang="zh">') == 1
+
+
+def test_english_faces_are_not_wrapped(seed):
+    s = al.step(seed["z"], names=seed)
+    assert 'lang="' not in s.static_html()
+    _ = s.widget
+    assert all('lang="' not in p.value for p in widgets(s.widget) if isinstance(p, w.HTML))
+
+
+def test_every_control_of_the_stepper_has_a_name(seed):
+    s = al.step(seed["z"], predict=True, names=seed)
+    controls = [c for c in widgets(s.widget) if isinstance(c, (w.Button, w.Text, w.BoundedIntText))]
+    assert len(controls) >= 8  # reset, previous, next, end, play, step, the answer, check
+    assert all(c.description.strip() for c in controls)
+    assert part(s, "agl-predict").description == "prediction"
+    play = part(s, "agl-play")
+    assert isinstance(play, w.Play) and play.layout.display == "none"  # icons without names: hidden
+
+
+def test_the_play_button_starts_and_pauses_autoplay(seed):
+    s = al.step(seed["z"], names=seed)
+    button, play = part(s, "agl-autoplay"), part(s, "agl-play")
+    assert button.description == "Play" and not play.playing
+    button.click()
+    assert play.playing and button.description == "Pause"
+    play.value = 2  # the front end's timer moves the hidden Play: the stepper follows (jslink in a browser)
+    part(s, "agl-slider").value = 2
+    assert s.index == 2
+    button.click()
+    assert not play.playing and button.description == "Play"
+    play.playing = True  # the front end stops at the end by itself: the label follows
+    play.playing = False
+    assert button.description == "Play"
+    s.end()
+    button.click()  # from the end it starts over
+    assert s.index == 0 and play.playing
