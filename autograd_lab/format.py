@@ -112,7 +112,7 @@ def quote(text: object, limit: int = QUOTED) -> str:
     >>> quote("x" * 10)
     'xxxxxxxxxx'
     >>> quote("0123456789" * 10, limit=50)
-    '0123456789012345678901 … (100 characters) … 456789'
+    '012345678901234567 … (100 characters) … 0123456789'
     """
     try:
         text = text if isinstance(text, str) else str(text)
@@ -123,7 +123,7 @@ def quote(text: object, limit: int = QUOTED) -> str:
     # Translators: what is left out of a long text quoted in a message; {n} is its whole length
     middle = _(" … ({n} characters) … ").format(n=len(text))
     keep = max(limit - len(middle), 2)
-    head = keep * 4 // 5
+    head = keep * 2 // 3
     return text[:head] + middle + text[len(text) - (keep - head):]
 
 

@@ -108,18 +108,15 @@ def language(code: str | None = None) -> str:
 
 
 def _given(value: object) -> str:
-    """What was passed, as a message quotes it: its repr, whole when short, else its head and tail
-    around its length, as format.quote does (format imports this module, so it cannot be imported
-    here); at most 200 characters."""
+    """What was passed, as a message quotes it: its repr, shortened as format.quote does (imported
+    when called: format imports this module)."""
+    from .format import quote
+
     try:
         text = repr(value)
     except Exception:  # a repr that raises: the type names it
         text = f"<{type(value).__name__}>"
-    if len(text) <= 200:
-        return text
-    middle = _(" … ({n} characters) … ").format(n=len(text))
-    keep = max(200 - len(middle), 2)
-    return text[:keep * 4 // 5] + middle + text[len(text) - (keep - keep * 4 // 5):]
+    return quote(text)
 
 
 def _(message: str) -> str:
