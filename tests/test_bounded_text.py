@@ -291,3 +291,21 @@ def test_the_storage_faces_stay_bounded_for_random_names(name):
     view = compare_storage(a, name=name)
     assert view.model.subject.name == name
     assert_bounded(*faces(view))
+
+
+def test_the_storage_pictures_title_and_greeting_and_what_ran_name_shortened():
+    from autograd_lab.storage.view import StorageView
+    from autograd_lab.stepper.yours import ran_of_yours
+
+    name = "n-head" + "a" * 10**5 + "n-tail"
+    view = StorageView(torch.ones(2), name=name)
+    assert_bounded(view.figure_title(), most=MESSAGE)
+    assert view.name == name and "n-head" in view.figure_title()
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    hook = lambda g: g  # noqa: E731
+    hook.__name__ = "h-head" + "b" * 10**5 + "h-tail"
+    y.register_hook(hook)
+    t = autograd_lab.trace(y.sum(), names={"y": y})
+    (ran,) = ran_of_yours(t)
+    assert all(len(n) <= 80 for n in ran.names) and quoted(ran.names[0], "h-head", "h-tail", len(hook.__name__))

@@ -3,6 +3,7 @@ sent on, what it saved, whether a checkpoint's forward ran again there, which of
 hooks ran, and why the engine ran it now; and, in prediction mode, what to predict next."""
 from __future__ import annotations
 
+from ..format import message
 from ..graph import Node
 from ..i18n import _, ngettext
 from ..names import label
@@ -125,7 +126,7 @@ def next_prompt(trace: Trace, index: int) -> str:
 def unread_html(err: Exception) -> str:
     """What the prediction box says when it cannot read what was typed (nothing is revealed)."""
     unread = esc(_("could not read that"))
-    said = esc(err) if isinstance(err, WrongForm) else f"{esc(type(err).__name__)}: {esc(err)}"  # a whole sentence
+    said = esc(message(err)) if isinstance(err, WrongForm) else f"{esc(type(err).__name__)}: {esc(message(err))}"
     return _("{heading}: {text}").format(heading=f"<b>{unread}</b>", text=said)
 
 

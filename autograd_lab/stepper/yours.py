@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..i18n import _, ngettext
+from ..names import label
 from .recompute import recomputations
 from .rules import learner_function
 
@@ -36,6 +37,8 @@ def ran_of_yours(trace) -> list[Ran]:
 
     def add(kind: str, name: str | None, count: int = 1) -> None:
         counts[kind] += count
+        if name:
+            name = label(name)  # a hook or class named at length is shown shortened
         if name and name not in names[kind]:
             names[kind].append(name)
 

@@ -10,6 +10,7 @@ import torch
 from ..display import ModelView, image_widget, png
 from ..text import esc
 from ..errors import LabInputError
+from ..names import label
 from ..i18n import _
 from . import faces
 from .copies import check, copies
@@ -41,7 +42,7 @@ class StorageView(ModelView):
         return picture(memory(self.tensor, self.report))
 
     def figure_title(self) -> str:
-        return _("memory of {name} and its copies").format(name=self.name)
+        return _("memory of {name} and its copies").format(name=label(self.name))
 
     def subject(self) -> str:
         return self.name
@@ -71,7 +72,7 @@ class StorageView(ModelView):
         button = w.Button(description=_("Apply edit"), tooltip=_("run the edit on a twin, never on your tensor"))
         button.add_class("agl-storage-apply")
         result = w.HTML(_("Pick a copy and an edit, then press Apply edit. It runs on a twin of "
-                          "{name}; yours is not touched.").format(name=esc(self.name)))
+                          "{name}; yours is not touched.").format(name=esc(label(self.name))))
         result.add_class("agl-storage-result")
 
         def on_click(_):
