@@ -81,6 +81,7 @@ class View:
             self._widget = self.build_widget()
             if self._widget is not None:
                 mark_language(self._widget)
+                _name_images(self._widget, alt(self.alt_text()))
         return self._widget
 
     def __repr__(self) -> str:
@@ -110,6 +111,11 @@ class View:
     def figure_title(self) -> str:
         return type(self).__name__
 
+    def alt_text(self) -> str:
+        """What the figure shows now, in words, for the <img>'s alt and the widget's image (bounded
+        by alt()); views whose title says it all keep the title."""
+        return self.figure_title()
+
     def static_html(self) -> str:
         """The HTML face with the figure, if any, inside it as an <img>: renderers (GitHub, nbviewer,
         nbconvert) show text/html in preference to image/png, so a picture beside the HTML is never
@@ -117,7 +123,7 @@ class View:
         fig = self.figure()
         if fig is None:
             return in_language(self.html())
-        return in_language(img_tag(png(fig), self.figure_title()) + self.html())
+        return in_language(img_tag(png(fig), alt(self.alt_text())) + self.html())
 
     # --- released ---------------------------------------------------------------------------------
     def subject(self) -> str:
@@ -545,10 +551,31 @@ def mark_language(widget) -> None:
         mark_language(child)
 
 
+def _name_images(widget, text: str) -> None:
+    """ipywidgets' Image has no alt: an image of the widget that has no title yet gets text as its
+    title (the <img>'s title attribute, its accessible name)."""
+    import ipywidgets as w
+
+    if isinstance(widget, w.Image) and not widget.tooltip:
+        widget.tooltip = text
+    for child in getattr(widget, "children", ()):
+        _name_images(child, text)
+
+
 def _marked(change) -> None:
     marked = in_language(change["new"])
     if marked != change["new"]:
         change["owner"].value = marked
+
+
+#: The longest alt text, in characters: a screen reader reads it whole at every step.
+ALT = 300
+
+
+def alt(text: str) -> str:
+    """text as one line of at most ALT characters (cut with an ellipsis)."""
+    line = " ".join(text.split())
+    return line if len(line) <= ALT else line[:ALT - 1] + "…"
 
 
 def img_tag(data: bytes, alt: str) -> str:

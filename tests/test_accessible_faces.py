@@ -62,3 +62,51 @@ def test_the_play_button_starts_and_pauses_autoplay(seed):
     s.end()
     button.click()  # from the end it starts over
     assert s.index == 0 and play.playing
+
+
+def _img_alt(html: str) -> str:
+    [found] = re.findall(r'<img [^>]*alt="([^"]*)"', html)
+    return found
+
+
+def test_the_stepper_alt_says_what_flowed(seed):
+    import torch
+
+    s = al.step(seed["z"], names=seed)
+    assert "nothing has flowed yet" in _img_alt(s.static_html())
+    s.next().next()  # PowBackward0: the mean's 1/3 arrives, 2x/3 is sent on to x
+    words = _img_alt(s.static_html())
+    expected = torch.autograd.grad(seed["z"], seed["x"], retain_graph=True)[0]  # torch is the oracle
+    assert "step 2 of 3" in words and "PowBackward0" in words
+    assert "0.3333" in words and f"{expected[2].item():.4f}" in words
+    assert words == _img_alt(s.static_html())  # deterministic
+    assert part(s, "agl-figure").tooltip == words.replace("&gt;", ">")  # the live image names it too
+
+
+def test_alt_text_is_bounded(seed):
+    import torch
+
+    x = torch.arange(60.0, requires_grad=True)
+    many = sum((x[i] * x[i + 1] for i in range(40)), torch.zeros(()))  # a wide AddBackward chain
+    s = al.step(many, names={"x": x, "many": many})
+    for _ in range(len(s.trace.steps)):
+        s.next()
+        assert len(al.display.alt(s.alt_text())) <= al.display.ALT
+    assert len(_img_alt(s.static_html())) <= al.display.ALT + 40  # escaped entities may add a few
+
+
+def test_the_graph_alt_names_output_and_size(seed):
+    from autograd_lab.stepper.graph_view import show_graph
+
+    g = show_graph(seed["z"], names=seed)
+    words = g.alt_text()
+    assert "output z" in words and f"{len(g.graph.nodes)} nodes" in words
+    assert _img_alt(g.static_html()) == words
+
+
+def test_chinese_alt(zh, seed):
+    from helpers import assert_chinese
+
+    s = al.step(seed["z"], names=seed)
+    s.next()
+    assert_chinese(s.alt_text())

@@ -85,6 +85,13 @@ class GraphView(View):
     def figure_title(self) -> str:
         return _("backward graph of {name}").format(name=shortened(self.label))
 
+    def alt_text(self) -> str:
+        """The output and the graph's size."""
+        nodes = self.graph.nodes
+        return ngettext("{title}: from the output {name} back to its leaves, {count} node",
+                        "{title}: from the output {name} back to its leaves, {count} nodes", len(nodes)).format(
+            title=self.figure_title(), name=shortened(self.label), count=len(nodes))
+
     def subject(self) -> str:
         return self.label
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 
-from ..display import View, live, scrolling
+from ..display import View, alt, live, scrolling
 from ..errors import LabInputError
 from ..i18n import _, ngettext
 from ..names import caller_names, label as shortened, name_in
@@ -13,7 +13,7 @@ from ..practice.checking import WrongForm
 from ..practice.typed import read_typed
 from ..text import esc
 from .draw import Drawing, Layout
-from .faces import applied_text, recent_html, walk_html, walk_text
+from .faces import applied_text, arriving, recent_html, sent_on, step_title, walk_html, walk_text
 from . import live_view
 from .live_view import Released, supersede
 from .panel_faces import next_prompt, panel_html, panel_text, unread_html, verdict_html
@@ -191,6 +191,16 @@ class Stepper(View):
     def figure_title(self) -> str:
         return _("backward graph of {name}").format(name=shortened(self.label))
 
+    def alt_text(self) -> str:
+        """The figure now: the current node, what arrived and what it sends on."""
+        n, step = len(self.trace.steps), self.current
+        if step is None:
+            return _("{title}: before backward, nothing has flowed yet; {count} nodes to run").format(
+                title=self.figure_title(), count=n)
+        return _("{title}, step {index} of {count}: current node {node}; arrived: {arrived}; sent on: {sent}").format(
+            title=self.figure_title(), index=self.index, count=n, node=step_title(step), arrived=arriving(step),
+            sent=sent_on(step))
+
     def build_widget(self):
         import ipywidgets as w
 
@@ -273,6 +283,7 @@ class Stepper(View):
         self._panel.value = panel_html(self.trace, self.index) + (
             next_prompt(self.trace, self.index) if self.predicting else "")
         self._image.value = self.figure_png()
+        self._image.tooltip = alt(self.alt_text())  # Image has no alt: its title names the picture
         self._log.value = recent_html(self.trace, self.index)
         if self._slider.value != self.index:
             self._slider.value = self.index
