@@ -122,11 +122,12 @@ class Magic:
                     raise self.error(_("--{name} is a switch and takes no value").format(name=flag.name))
                 found[flag.name] = True
                 continue
+            given = len(expr)
             value, i = self.value(flag, eq, inline, words, i, expr)
             if not value:
                 raise self.error(_("--{name} needs a value").format(name=flag.name))
             found[flag.name] = self.convert(flag, value)
-            depth = sum(opened(w) for w in expr)  # the words a value left to the expression, if any
+            depth += sum(opened(w) for w in expr[given:])  # the words a value left to the expression, if any
         text = " ".join(expr).strip()
         if text and not self.subject and "help" not in found:
             raise self.error(_("{magic} takes only options on its line, got {text}").format(
