@@ -330,3 +330,25 @@ def test_a_long_chain_fits_a_screen_and_says_it_is_folded(length):
     assert "folded into" in s.figure().get_suptitle()
     rects = s.drawing.box_rects()
     assert not any(crosses(seg, r) for seg in s.drawing.segments for r in rects)
+
+
+@pytest.mark.parametrize("name, output, names", list(graphs())[:3], ids=[g[0] for g in list(graphs())[:3]])
+def test_at_every_step_the_written_values_overlap_no_other_text(name, output, names, zh_or_en):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    t = al.trace(output, names=names)
+    d = drawing_of(t)
+    for index in range(len(t.steps) + 1):
+        fig = d.paint(*marks_at(t, index))
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()  # a missing glyph would warn, and a warning fails the test
+        renderer = canvas.get_renderer()
+        texts = [x for x in fig.axes[0].texts if x.get_text()]
+        boxes = [x.get_window_extent(renderer) for x in texts]
+        for x, box in zip(texts, boxes, strict=True):
+            assert fig.bbox.x0 - 1 <= box.x0 and box.x1 <= fig.bbox.x1 + 1, (name, index, x.get_text())
+        values = {label[0] for label in d.value_labels(marks_at(t, index)[0])} if index else set()
+        for i, (a, box) in enumerate(zip(texts, boxes, strict=True)):
+            if a.get_text() in values:
+                others = [b for j, b in enumerate(boxes) if j != i]
+                assert not any(box.overlaps(b) for b in others), (name, index, a.get_text())

@@ -53,6 +53,7 @@ MAX_ROWS_FOR_LABELS = 40
 # Inches of graph a column may hold before the graph is folded into columns side by side: about a
 # laptop screen's height at 80 dpi (800 px), the heading aside.
 SCREEN = 10.0
+FOLD_AFTER = 8  # rows a folded column holds at least
 # Values are written on the graph up to this many boxes; a bigger window leaves them to the panel.
 VALUES_UP_TO = 36
 # Characters of a stop's label and of a note line, and inches between the labels of one node's
@@ -274,6 +275,7 @@ class Drawing:
         widest = max(points(line) for t in texts.values() for line in t) / FONT / 72
         widest = max([widest] + [ems(t) * SMALL / 72 for pair in self.leaf_texts.values() for t in pair])
         labels = {key: clip(words, STOP_WORDS) for key, words in (stop_labels or {}).items()}
+        self._stop_labels = labels
         fan = max(len(stop_words(n, labels)) for n in shown)
         small_line = FONT * SMALL * 1.25 / 72  # inches of a small line at full size
         # rows leave room under a box for its stops' labels, one line each, and for two lines of values
@@ -281,7 +283,8 @@ class Drawing:
         badge = small_line + 0.08 if states else 0.0
         leaf = small_line if self.leaf_texts else 0.0
         box_inches = lines * FONT * 1.3 / 72 + 0.12 + badge + leaf
-        per_band = max(3, int((SCREEN - 0.6) / (box_inches + gap)))
+        # fold only a tall graph: a short one keeps its shape (eight rows may pass a screen a little)
+        per_band = max(FOLD_AFTER, int((SCREEN - 0.6) / (box_inches + gap)))
         self.place = place = Placement(layout, shown, per_band)
         pos = {n: place.pos[n] for n in shown}
         # a window of more than VALUES_UP_TO boxes is written a size smaller: its picture stays small
@@ -453,6 +456,7 @@ class Drawing:
         place, out = self.place, {}
         column, row = self.column, self.row
         tall = self.small * 1.3 / 72 / row  # rows of a line
+        stops = self._stop_rects(column, row)
         for node in self.nodes:
             step = self._steps.get(node)
             if step is None:
@@ -477,10 +481,11 @@ class Drawing:
                 w = ems(text) * self.small / 72 / column + 0.1
                 h = tall * (text.count("\n") + 1) + 0.04
                 best = None
-                for f in tries:
+                # on the edge, at a few heights; then beside it, touching it, on either side
+                for f, side in [(f, 0.0) for f in tries + (0.15, 0.85)] + [(f, s) for s in (-0.5, 0.5) for f in tries]:
                     y = y0 + (y1 - y0) * f
-                    x = x0 + (x1 - x0) * f
-                    clash = sum(_overlap((x, y, w, h), other[1:]) for other in placed)
+                    x = x0 + (x1 - x0) * f + side * w
+                    clash = sum(_overlap((x, y, w, h), other[1:]) for other in placed + stops)
                     if best is None or clash < best[0]:
                         best = (clash, x, y)
                     if clash == 0:
@@ -489,6 +494,17 @@ class Drawing:
                 placed.append((text, best[1], best[2], w, h))
             out[node] = placed
         return out
+
+    def _stop_rects(self, column: float, row: float) -> list[tuple[str, float, float, float, float]]:
+        """Where the stops' labels go, as the values' labels see them: (text, x, y, width, height)."""
+        found = []
+        for node in self.nodes:
+            x, y = self._pos[node]
+            for k, text in enumerate(stop_words(node, self._stop_labels)):
+                end = (x + 0.38, y - self.half - (0.2 + FAN * k) / row)
+                w = (points(text) * 0.8 / 72 + 0.1) / column
+                found.append((text, end[0] + 0.06 + w / 2, end[1] + 0.02, w + 0.1, FONT * 0.8 * 1.4 / 72 / row))
+        return found
 
     def _stops(self, ax, labels: dict, font: float) -> None:
         """The dotted 'stop' marks of inputs that need no gradient, with what cut each when known.
