@@ -11,7 +11,7 @@ import torch
 
 import wcwidth
 
-from .i18n import _
+from .i18n import MESSAGE, _, quote
 from .tensors import Summary
 
 DECIMALS = 4
@@ -99,32 +99,6 @@ def table(headers: list[str], rows: list[list[str]], marks: dict[int, str] | Non
     for i, row in enumerate(cells[1:]):
         out.append(line(row, marks.get(i, " ")))
     return "\n".join(out)
-
-
-QUOTED = 200     # at most this many characters of what a learner typed, in any message
-MESSAGE = 1000   # at most this many characters of an error's own message
-
-
-def quote(text: object, limit: int = QUOTED) -> str:
-    """What a learner typed or passed, as a message may quote it: whole when short, else its head
-    and tail around the number of characters left out, so that the place of a mistake stays visible.
-
-    >>> quote("x" * 10)
-    'xxxxxxxxxx'
-    >>> quote("0123456789" * 10, limit=50)
-    '012345678901234567 … (100 characters) … 0123456789'
-    """
-    try:
-        text = text if isinstance(text, str) else str(text)
-    except Exception:  # an object whose __str__ raises is named by its type
-        text = f"<{type(text).__name__}>"
-    if len(text) <= limit:
-        return text
-    # Translators: what is left out of a long text quoted in a message; {n} is its whole length
-    middle = _(" … ({n} characters) … ").format(n=len(text))
-    keep = max(limit - len(middle), 2)
-    head = keep * 2 // 3
-    return text[:head] + middle + text[len(text) - (keep - head):]
 
 
 def message(err: BaseException) -> str:

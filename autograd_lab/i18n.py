@@ -108,15 +108,38 @@ def language(code: str | None = None) -> str:
 
 
 def _given(value: object) -> str:
-    """What was passed, as a message quotes it: its repr, shortened as format.quote does (imported
-    when called: format imports this module)."""
-    from .format import quote
-
+    """What was passed, as a message quotes it: its repr, shortened by quote()."""
     try:
         text = repr(value)
     except Exception:  # a repr that raises: the type names it
         text = f"<{type(value).__name__}>"
     return quote(text)
+
+
+QUOTED = 200     # at most this many characters of what a learner typed, in any message
+MESSAGE = 1000   # at most this many characters of an error's own message
+
+
+def quote(text: object, limit: int = QUOTED) -> str:
+    """What a learner typed or passed, as a message may quote it: whole when short, else its head
+    and tail around the number of characters left out, so that the place of a mistake stays visible.
+
+    >>> quote("x" * 10)
+    'xxxxxxxxxx'
+    >>> quote("0123456789" * 10, limit=50)
+    '012345678901234567 … (100 characters) … 0123456789'
+    """
+    try:
+        text = text if isinstance(text, str) else str(text)
+    except Exception:  # an object whose __str__ raises is named by its type
+        text = f"<{type(text).__name__}>"
+    if len(text) <= limit:
+        return text
+    # Translators: what is left out of a long text quoted in a message; {n} is its whole length
+    middle = _(" … ({n} characters) … ").format(n=len(text))
+    keep = max(limit - len(middle), 2)
+    head = keep * 2 // 3
+    return text[:head] + middle + text[len(text) - (keep - head):]
 
 
 def _(message: str) -> str:

@@ -34,7 +34,7 @@ def explanation_text(e, show_original: bool = False) -> str:
 
 
 def original(e) -> str:
-    """PyTorch's own message as the faces show it: at most format.MESSAGE characters (head and tail)."""
+    """PyTorch's own message as the faces show it: at most i18n.MESSAGE characters (head and tail)."""
     return quote(e.original, MESSAGE)
 
 

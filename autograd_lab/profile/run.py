@@ -46,7 +46,7 @@ def check(steps, warmup, budget, how: str = "profile_backward(step, steps=20)") 
 
 
 def given(value) -> str:
-    """What was passed, as a message quotes it (at most format.QUOTED characters of its repr)."""
+    """What was passed, as a message quotes it (at most i18n.QUOTED characters of its repr)."""
     try:
         return quote(repr(value))
     except Exception:  # a repr that raises: its type names it
