@@ -81,7 +81,6 @@ class View:
             self._widget = self.build_widget()
             if self._widget is not None:
                 mark_language(self._widget)
-                _name_images(self._widget, alt(self.alt_text()))
         return self._widget
 
     def __repr__(self) -> str:
@@ -549,17 +548,6 @@ def mark_language(widget) -> None:
         widget.observe(_marked, names="value")
     for child in getattr(widget, "children", ()):
         mark_language(child)
-
-
-def _name_images(widget, text: str) -> None:
-    """ipywidgets' Image has no alt: an image of the widget that has no title yet gets text as its
-    title (the <img>'s title attribute, its accessible name)."""
-    import ipywidgets as w
-
-    if isinstance(widget, w.Image) and not widget.tooltip:
-        widget.tooltip = text
-    for child in getattr(widget, "children", ()):
-        _name_images(child, text)
 
 
 def _marked(change) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 
-from ..display import View, alt, live, scrolling
+from ..display import View, live, scrolling
 from ..errors import LabInputError
 from ..i18n import _, ngettext
 from ..names import caller_names, label as shortened, name_in
@@ -283,7 +283,6 @@ class Stepper(View):
         self._panel.value = panel_html(self.trace, self.index) + (
             next_prompt(self.trace, self.index) if self.predicting else "")
         self._image.value = self.figure_png()
-        self._image.tooltip = alt(self.alt_text())  # Image has no alt: its title names the picture
         self._log.value = recent_html(self.trace, self.index)
         if self._slider.value != self.index:
             self._slider.value = self.index
