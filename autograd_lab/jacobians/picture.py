@@ -57,7 +57,8 @@ def _layout(data, rows: int, cols: int) -> tuple[float, int, float] | None:
         if cell <= room:
             return max(cell, 0.42), digits, float(NUMBER_PT)
     size = max(SMALLEST_PT, (room - 0.08) * 72 / (longest * DIGIT_EM))
-    return room, 2, min(float(NUMBER_PT), size)
+    # past SMALLEST_PT the cells grow instead: wider than the widget, shown whole in the static face
+    return max(room, longest * DIGIT_EM * size / 72 + 0.08), 2, min(float(NUMBER_PT), size)
 
 
 @figure_text
@@ -68,7 +69,9 @@ def picture(jac) -> Figure:
     top = float(finite.max()) if finite.size else 1.0
     numbers = _layout(data, rows, cols)
     cell = numbers[0] if numbers else PLAIN_CELL
-    fig = Figure(figsize=(min(AROUND_W + cols * cell, 7), min(AROUND_H + rows * cell, TALLEST)), layout="constrained")
+    fig = Figure(figsize=(AROUND_W + cols * cell if numbers else min(AROUND_W + cols * cell, 7),
+                         AROUND_H + rows * cell if numbers else min(AROUND_H + rows * cell, TALLEST)),
+                 layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(data, cmap="RdBu_r", vmin=-top or -1.0, vmax=top or 1.0, interpolation="nearest")
     bar = fig.colorbar(image, ax=ax, shrink=0.8)

@@ -116,7 +116,7 @@ def picture(mem: Memory, title: str | None = None) -> Figure:
         shared = w.block == first.block
         target_y = rows - 1 - first_row[w.block]
         path = _path(y, target_y, row_w, block_x, cell, lane, end)
-        ax.add_patch(_arrow(path, shared))
+        ax.add_patch(_arrow(path, shared, gid="row arrow"))
         if lane >= 0 and y != target_y and joined.get(lane, y) != y:  # a dot: joins a lane, not a crossing
             ax.plot([row_w + 0.5 + LANE * lane], [y], marker="o", markersize=4.5, color=ARROW)
         joined.setdefault(lane, y)
@@ -157,9 +157,9 @@ def _path(y: float, target_y: float, row_w: float, block_x: float, cell: float, 
     return Path([(row_w, y), (x, y), (x, below), (at, below), (at, target_y - CELL_H / 2)])
 
 
-def _arrow(path: Path, shared: bool) -> FancyArrowPatch:
+def _arrow(path: Path, shared: bool, gid: str = "legend") -> FancyArrowPatch:
     return FancyArrowPatch(path=path, arrowstyle="-|>", mutation_scale=14, color=ARROW, lw=1.3,
-                           linestyle=SHARED if shared else OWN, joinstyle="miter", capstyle="butt")
+                           linestyle=SHARED if shared else OWN, joinstyle="miter", capstyle="butt", gid=gid)
 
 
 def _block(ax, block, y, x0, cell):
