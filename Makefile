@@ -32,13 +32,15 @@ CLASSROOM := .classroom
 CLASSROOM_STAMP := $(CLASSROOM)/.installed
 N ?= 4
 
-$(STAMP): pyproject.toml constraints.txt jupyter/overrides.json
+$(STAMP): pyproject.toml constraints.txt jupyter/overrides.json tests/browser/package.json tests/browser/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	# settings overrides: no "official Jupyter news?" toast over the first widget
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	# axe-core for the browser tests' accessibility check, from npm into tests/browser/node_modules
+	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error --cache .npm-cache
 	touch $(STAMP)
 
 # The graders (nbgrader, otter-grader) get a venv of their own, so that the JupyterLab of `make lab`
