@@ -125,7 +125,7 @@ class View:
         return in_language(img_tag(png(fig), alt(self.alt_text())) + self.html())
 
     # --- released ---------------------------------------------------------------------------------
-    def subject(self) -> str:
+    def shown_expression(self) -> str:
         """What the view shows, as the learner wrote it (the expression of %storage a, %graph z):
         where the front end sends no cell id, a newer view of the same kind and subject releases this
         one. "" for a view that names none (then a cell with the same code does)."""
@@ -148,7 +148,7 @@ class View:
     def _release(self, reason: str, note: bool) -> None:
         if self.released:
             return
-        subject = self.subject() if reason == "subject" else ""
+        subject = self.shown_expression() if reason == "subject" else ""
         widget = self._widget
         held = _held({k: v for k, v in vars(self).items() if k != "_widget"})
         self._let_go()
@@ -201,7 +201,7 @@ class _Released:
     def build_widget(self):
         return None
 
-    def subject(self) -> str:
+    def shown_expression(self) -> str:
         return ""
 
     @property
@@ -305,7 +305,7 @@ class _Entry:
 
     def __init__(self, view: View, code: str = ""):
         self.view = weakref.ref(view)
-        self.widget, self.kind, self.subject, self.code = view._widget, type(view), view.subject(), code
+        self.widget, self.kind, self.subject, self.code = view._widget, type(view), view.shown_expression(), code
 
     def release(self, reason: str, note: bool) -> None:
         """Release the view, or its widget alone if the view is gone; note: its widget keeps the
@@ -366,7 +366,7 @@ def shown(view: View) -> None:
     if not any(t is table for t in _LIVE.tables):
         _LIVE.tables.append(table)
     if execution is None:  # no kernel message to tell runs apart: one slot per kind and subject
-        key = ("none", type(view), view.subject())
+        key = ("none", type(view), view.shown_expression())
         old = table.get(key)
         table[key] = _Entry(view)
         if old is not None and old.view() is not view:
@@ -386,7 +386,7 @@ def shown(view: View) -> None:
     if cell is not None:
         base: tuple = ("cell", cell)
     else:
-        subject = view.subject()
+        subject = view.shown_expression()
         base = ("subject", type(view), subject) if subject else ("code", type(view), code)
     position = run.counts[base]
     run.counts[base] += 1

@@ -92,7 +92,7 @@ class GraphView(View):
                         "{title}: from the output {name} back to its leaves, {count} nodes", len(nodes)).format(
             title=self.figure_title(), name=shortened(self.label), count=len(nodes))
 
-    def subject(self) -> str:
+    def shown_expression(self) -> str:
         return self.label
 
     def build_widget(self):

@@ -104,7 +104,7 @@ class Stepper(View):
     # --- released (display.View.release: a newer stepper replaced it) ---------------------------
     released_words = live_view.WORDS
 
-    def subject(self) -> str:
+    def shown_expression(self) -> str:
         return self.label
 
     def _slots(self) -> dict:
@@ -176,7 +176,7 @@ class Stepper(View):
         return self._drawing, (current, done, ready - {current})
 
     def _window(self, center):
-        return Drawing(self.layout, self.layout.around(center, WINDOW))
+        return Drawing(self.layout, self.layout.around(center, WINDOW), trace=self.trace)
 
     def figure(self):
         if self.released:

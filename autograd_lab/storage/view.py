@@ -44,7 +44,7 @@ class StorageView(ModelView):
     def figure_title(self) -> str:
         return _("memory of {name} and its copies").format(name=label(self.name))
 
-    def subject(self) -> str:
+    def shown_expression(self) -> str:
         return self.name
 
     def apply(self, key: str, edit: str):
