@@ -15,7 +15,8 @@ nbconvert = pytest.importorskip("nbconvert")
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LESSONS = sorted(p for p in NOTEBOOKS.glob("**/*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 WIDGET = "application/vnd.jupyter.widget-view+json"
-IMG = re.compile(r'<div class="agl-static-scroll" style="overflow-x:auto"><img class="agl-static-figure" '
+IMG = re.compile(r'(?:<div lang="zh">)?'  # a Chinese face says its language
+                 r'<div class="agl-static-scroll" style="overflow-x:auto"><img class="agl-static-figure" '
                  r'style="max-width:none" alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"/></div>')
 # in the export, as nbconvert writes the tag back (attributes in another order)
 EXPORTED = re.compile(r'<img\b(?=[^>]*\bclass="agl-static-figure")'
