@@ -272,7 +272,7 @@ def _same(a, b):
 
 # The pass over the kernel's objects reads and changes nothing, and its length depends on how many
 # objects the process holds: its lines are not counted (an interrupt there is one at its caller's).
-_NOT_COUNTED = {guard.find.__code__, guard._subclasses.__code__}
+_NOT_COUNTED = {guard.find.__code__, guard.subclasses.__code__}
 
 
 def _counting(at: int, count: list):

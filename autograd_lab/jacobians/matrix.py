@@ -36,7 +36,8 @@ from ..errors import LabInputError
 from ..format import message
 from ..graph import Graph, snapshot
 from ..i18n import _, ngettext
-from ..stepper.guard import Found, NestedBackward, SetAside, find, held_interrupts, learner_code_may_run
+from ..stepper.guard import (Found, NestedBackward, SetAside, find, held_interrupts, learner_code_may_run,
+                             subclasses)
 from ..stepper.hooks import HookFailed, LearnerHooks
 
 # one grad() call per output element: past this many the loop is slow and the matrix unreadable
@@ -335,21 +336,10 @@ def _counted(ran: list, in_rows: int) -> tuple:
     return tuple((what, rows[what], more[what]) for what in order)
 
 
-def _kinds(root: type) -> set[type]:
-    out, stack = {root}, [root]
-    while stack:
-        kind: type
-        for kind in type.__subclasses__(stack.pop()):
-            if kind not in out:
-                out.add(kind)
-                stack.append(kind)
-    return out
-
-
 def _every_module() -> Found:
     """Every module of the kernel, for their buffers (f may be one, or use one, in any way): one pass
     over the objects the garbage collector tracks, filtered by type as guard.find filters them."""
-    kinds = _kinds(torch.nn.Module)
+    kinds = subclasses(torch.nn.Module)
     objects = gc.get_objects()
     modules = list(compress(objects, map(kinds.__contains__, map(type, objects))))
     del objects

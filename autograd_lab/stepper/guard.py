@@ -55,7 +55,8 @@ _CachedMode = getattr(torch.utils.checkpoint, "_CachedTorchDispatchMode", None)
 _LAB = str(Path(__file__).resolve().parent.parent)
 
 
-def _subclasses(root: type) -> set[type]:
+def subclasses(root: type) -> set[type]:
+    """root and every class below it, once each."""
     out, stack = {root}, [root]
     while stack:
         kind: type
@@ -85,8 +86,8 @@ class Found:
 
 def find(graph: Graph) -> Found:
     """One pass over the objects the garbage collector tracks (filtered in C, by type)."""
-    tensor_kinds = _subclasses(torch._C.TensorBase)
-    module_kinds = _subclasses(torch.nn.Module)
+    tensor_kinds = subclasses(torch._C.TensorBase)
+    module_kinds = subclasses(torch.nn.Module)
     wanted = tensor_kinds | module_kinds
     if _CheckpointFrame is not None:
         wanted.add(_CheckpointFrame)
