@@ -13,6 +13,7 @@ import autograd_lab
 from autograd_lab.errors import LabInputError
 from autograd_lab.explain.view import explain
 from autograd_lab.i18n import _code
+from autograd_lab.names import LABEL
 from autograd_lab.profile.records import Profile, StepRecord
 from autograd_lab.profile.verdict import judge
 from autograd_lab.profile import faces as profile_faces
@@ -246,6 +247,21 @@ def test_a_profile_that_failed_with_a_huge_message_says_so_shortly():
     assert prof.kind == "failed"
     assert_bounded(profile_faces.profile_text(prof), profile_faces.profile_html(prof))
     assert "backward failed at step 1: boom" in prof.verdict
+
+
+def test_a_long_name_of_characters_html_escapes_is_shortened_in_every_panel_line():
+    """The panel's rule, saved and sent-on lines show the learner's names as labels: a long name of
+    quotes (each escaped to six characters in HTML) once made the HTML face 20 KB (a CI run found it)."""
+    name = "0" + "'" * 553
+    x = torch.tensor([1., 2.], requires_grad=True)
+    y = x * 3
+    z = (y * x).sum()
+    s = step(z, names={name: x, name + "_y": y}, label=name)
+    for index in range(1, len(s.trace.steps) + 1):
+        html = panel_html(s.trace, index)
+        assert_bounded(html, most=4_000)
+        assert name not in panel_text(s.trace, index)  # only its label, head and tail around its length
+    assert "(554 characters)" in panel_text(s.trace, 2) and len(name) > LABEL
 
 
 # --- property: random names, expressions and messages up to 1 MB ---------------------------------------

@@ -40,7 +40,11 @@ def first_few(parts: list[str], count: int = PARTS) -> list[str]:
 
 
 def name_of_saved(trace: Trace):
-    return lambda value: label_of(value, trace.graph, trace.names)
+    """The learner's name for a saved tensor, as a label (a long name is shortened for display)."""
+    def named(value) -> str | None:
+        name = label_of(value, trace.graph, trace.names)
+        return label(name) if name else None
+    return named
 
 
 def sent_on(step: Step) -> str:

@@ -10,6 +10,7 @@ import torch
 
 from ..graph import Node
 from ..i18n import _
+from ..names import label
 from ..saved import NotRead
 from .rule_table import RULES, Rule
 
@@ -85,7 +86,7 @@ def formula(node: Node, name_of: Callable[[object], str | None]) -> str:
         if field == "input":  # the node's only input (the rules with {input} have one line)
             values[field] = _input_name(node, 0) if node.next else _("input")
         elif field == "leaf":
-            values[field] = node.label or _("the leaf")
+            values[field] = label(node.label) if node.label else _("the leaf")
         elif saved is not None and not isinstance(saved, NotRead):
             values[field] = _short(saved, name_of, field)
         elif field in positions and positions[field] < len(node.next):
@@ -106,7 +107,7 @@ _ADDMM_INPUTS = {"mat1": 1, "mat2": 2}
 def _input_name(node: Node, position: int) -> str:
     child = node.next[position][0]
     if child is not None and child.label:
-        return child.label
+        return label(child.label)
     return _("input") if len(node.next) == 1 else _("input {number}").format(number=position + 1)
 
 
