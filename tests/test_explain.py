@@ -71,6 +71,90 @@ def test_inplace_modified_names_tensor_op_and_saver_and_suggests_anomaly_mode():
     assert torch.allclose(x.grad, 2 * x.detach().exp())
 
 
+def test_inplace_fix_rewrites_the_learners_own_inplace_line():
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def run():
+        h = w * 2
+        a = h.sigmoid()
+        a.mul_(3)                 # the culprit, not the failing line
+        loss = a.sum()
+        loss.backward()
+    e = caught(run)
+    assert e.kind == "inplace_modified"
+    assert "a = a * 3      # instead of a.mul_(3)" in e.fix
+    assert "a += 1" not in e.fix and "add_(1)" not in e.fix
+    # the fix, applied: the learner's line out of place gives torch's gradient of 3 * sigmoid(2w)
+    rewritten = e.fix.splitlines()[-1].split("#")[0]
+    ns = {"a": (w * 2).sigmoid()}
+    exec(rewritten, ns)
+    ns["a"].sum().backward()
+    s = (2 * w.detach()).sigmoid()
+    assert torch.allclose(w.grad, 3 * 2 * s * (1 - s))
+
+
+def test_inplace_fix_runs_the_forward_under_anomaly_mode_too():
+    x = x3()
+
+    def run():
+        y = x.exp()
+        z = y.sum() * 2
+        y.add_(1)
+        z.backward()
+    fix = caught(run).fix
+    assert "%%explain --anomaly" in fix
+    lines = fix.splitlines()
+    start = lines.index("with torch.autograd.detect_anomaly():")
+    body = lines[start + 1:start + 3]
+    # inside the block, the forward comes before the backward: anomaly mode only knows forwards
+    # that ran while it was on
+    assert body[0].startswith("    ...") and body[1] == "    z.backward()", fix
+
+
+def test_inplace_fix_falls_back_to_an_example_when_the_edit_is_out_of_sight():
+    x = x3()
+
+    def edit(t):
+        t.mul_(2)
+
+    def run():
+        y = x.exp()
+        z = y.sum()
+        edit(y)
+        z.backward()
+    e = caught(run)
+    assert e.kind == "inplace_modified" and "y = y * 3      # instead of y *= 3 or y.mul_(3)" in e.fix
+
+
+@pytest.mark.parametrize("line, oop", [
+    ("a.mul_(3)", "a = a * 3"),
+    ("a += b", "a = a + b"),
+    ("a.clamp_(min=0.5)", "a = a.clamp(min=0.5)"),
+    ("a.pow_(2)  # squared", "a = a ** 2"),
+    ("a[0] = 5", "a = a.clone()\na[0] = 5"),
+])
+def test_out_of_place_computes_what_the_inplace_line_computes(line, oop):
+    from autograd_lab.explain.context import out_of_place
+    assert out_of_place(line, "a") == oop
+    start = torch.tensor([0.25, 1.5, -2.0])
+    inplace = {"a": start.clone(), "b": torch.ones(3)}
+    rewritten = {"a": start.clone(), "b": torch.ones(3)}
+    before = rewritten["a"]
+    exec(line, inplace)
+    exec(oop, rewritten)
+    assert torch.equal(inplace["a"], rewritten["a"])
+    # out of place: the tensor a graph may have saved is left as it was
+    assert torch.equal(before, start) and before._version == 0
+
+
+def test_out_of_place_leaves_other_lines_alone():
+    from autograd_lab.explain.context import out_of_place
+    assert out_of_place("a.mul_(3)", "b") is None
+    assert out_of_place("a = a * 3", "a") is None
+    assert out_of_place("b = a.mul_(3) + 1", "a") is None  # inside a larger expression
+    assert out_of_place("for i in range(3):", "a") is None
+
+
 def test_inplace_on_a_leaf_is_recognised_without_an_op_name():
     x = x3()
 

@@ -17,6 +17,9 @@ _cells = itertools.count(1)
 # characters of a failing line read as code: a longer line is not parsed (its explanation uses the
 # general words), so that explaining stays quick and never recurses deep into a huge expression
 READ = 4000
+# lines of the learner's code before the failing line that an explanation may read (the same
+# function or cell): the in-place edit that broke a backward is one of them
+BEFORE = 200
 
 
 @dataclass
@@ -25,6 +28,7 @@ class Context:
 
     line: str = ""
     names: dict = field(default_factory=dict, repr=False)
+    before: tuple[str, ...] = field(default=(), repr=False)  # the lines above it, stripped, in order
 
     def value(self, expr: str | None):
         """The learner's object for a plain name or dotted name ('z', 'model.h'); None otherwise."""
@@ -44,18 +48,23 @@ class Context:
 
     def statement(self):
         """The failing line parsed as one statement, or None (part of a block, a continuation)."""
-        text = self.line.strip()
-        if len(text) > READ:
-            return None
-        for candidate in (text, text + " pass" if text.endswith(":") else None):
-            if candidate:
-                try:
-                    tree = ast.parse(candidate)
-                except SyntaxError:
-                    continue
-                if tree.body:
-                    return tree.body[0]
+        return parse_line(self.line)
+
+
+def parse_line(line: str):
+    """One line of code parsed as one statement, or None (part of a block, a continuation)."""
+    text = line.strip()
+    if len(text) > READ:
         return None
+    for candidate in (text, text + " pass" if text.endswith(":") else None):
+        if candidate:
+            try:
+                tree = ast.parse(candidate)
+            except SyntaxError:
+                continue
+            if tree.body:
+                return tree.body[0]
+    return None
 
 
 def from_exception(exc: BaseException, names=None) -> Context:
@@ -75,7 +84,10 @@ def from_exception(exc: BaseException, names=None) -> Context:
     seen.update(frame.f_locals)
     if names:
         seen.update(names)
-    return Context(linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals).strip(), seen)
+    lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
+    first = max(frame.f_code.co_firstlineno, lineno - BEFORE, 1)
+    before = tuple(text.strip() for text in lines[first - 1:lineno - 1])
+    return Context(linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals).strip(), seen, before)
 
 
 def compile_cell(shell, cell: str, tag: str):
@@ -146,6 +158,51 @@ def inplace_target(stmt) -> tuple[str | None, str | None, bool]:
                 view = isinstance(owner, ast.Subscript)
                 return (_base(owner) if view else ast.unparse(owner)), ast.unparse(node), view
     return None, None, False
+
+
+_OPERATORS = {"add_": ast.Add, "sub_": ast.Sub, "mul_": ast.Mult, "div_": ast.Div, "pow_": ast.Pow}
+
+
+def out_of_place(line: str, tensor: str | None = None) -> str | None:
+    """The learner's in-place line written out of place (a new tensor under the same name), or None
+    when the line changes nothing in place (or changes another tensor than `tensor`). An edit through
+    a view (`a[0] = 5`) becomes a copy first, then the edit of the copy.
+
+    >>> out_of_place("a.mul_(3)  # in place")
+    'a = a * 3'
+    >>> out_of_place("h += b")
+    'h = h + b'
+    >>> out_of_place("y.clamp_(min=0)")
+    'y = y.clamp(min=0)'
+    >>> out_of_place("a[0] = 5")
+    'a = a.clone()\\na[0] = 5'
+    >>> out_of_place("a.mul_(3)", "b") is None
+    True
+    """
+    stmt = parse_line(line)
+    name, code, view = inplace_target(stmt)
+    if name is None or code is None or (tensor is not None and name != tensor):
+        return None
+    if view:
+        return f"{name} = {name}.clone()\n{code}" if _is_name(name) else None
+    if isinstance(stmt, ast.AugAssign):
+        return ast.unparse(ast.Assign([stmt.target], ast.BinOp(stmt.target, stmt.op, stmt.value), lineno=0))
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)) or not _is_name(name):
+        return None  # the in-place call is inside a larger expression: no rewrite of one line
+    call, method = stmt.value, stmt.value.func.attr
+    owner = stmt.value.func.value
+    if method in _OPERATORS and len(call.args) == 1 and not call.keywords:
+        value: ast.expr = ast.BinOp(owner, _OPERATORS[method](), call.args[0])
+    elif callable(getattr(torch.Tensor, method[:-1], None)):
+        value = ast.Call(ast.Attribute(owner, method[:-1], ast.Load()), call.args, call.keywords)
+    else:
+        return None
+    return ast.unparse(ast.Assign([owner], value, lineno=0))
+
+
+def _is_name(code: str) -> bool:
+    return all(part.isidentifier() for part in code.split("."))
 
 
 def _base(node) -> str:

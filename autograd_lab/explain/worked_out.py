@@ -3,6 +3,7 @@ was changed in place and who saved it, which leaf was edited, what to write inst
 tensor, which device met which. Each builder gives (summary, why, fix) in the language of the moment."""
 from __future__ import annotations
 
+import ast
 import re
 
 from ..i18n import _
@@ -41,16 +42,42 @@ def inplace_modified(msg, ctx):
     # Translators: {saved} and {changed} are whole sentences: where the tensor was saved, how it changed
     why = _("{saved} {changed} Autograd checks each saved tensor's version and refuses a changed value, "
             "because the gradient computed from it would be wrong.").format(saved=saved, changed=changed)
-    target = name or "y"
-    fix = _("# find the in-place line: anomaly mode names the forward operation that saved it\n"
-            "with torch.autograd.detect_anomaly():\n    {loss}.backward()\n"
-            "# then make that change out of place (a new tensor), e.g.\n"
-            "{target} = {target} + 1      # instead of {target} += 1 or {target}.add_(1)").format(loss=z, target=target)
+    edit = _inplace_edit(ctx, [name] if name else hits)
+    # Translators: {loss} is the learner's name for the tensor backward ran from
+    fix = _("# find the in-place line: anomaly mode names the forward operation that saved the tensor,\n"
+            "# but only for a forward that ran while it was on. Run the whole cell again as\n"
+            "# %%explain --anomaly, or run the forward inside it too:\n"
+            "with torch.autograd.detect_anomaly():\n"
+            "    ...                 # the forward, from the inputs to {loss}\n"
+            "    {loss}.backward()").format(loss=z)
+    if edit is not None:
+        old, new = edit
+        # Translators: {new} is the learner's line rewritten, {old} their in-place line; keep both as they are
+        fix += "\n" + _("# then make your in-place change out of place (a new tensor):\n"
+                        "{new}      # instead of {old}").format(new=new, old=old)
+    else:
+        target = name or "y"
+        fix += "\n" + _("# then make that change out of place (a new tensor), e.g.\n"
+                        "{target} = {target} * 3      # instead of {target} *= 3 or {target}.mul_(3)").format(
+                            target=target)
     if hits:
         summary = _("{what} was changed in place after the graph saved it.").format(what=what)
     else:
         summary = _("a tensor was changed in place after the graph saved it.")
     return summary, why, fix
+
+
+def _inplace_edit(ctx, names) -> tuple[str, str] | None:
+    """(the learner's line that changed one of names in place, that line out of place), the last such
+    line above the failing one; None when none is found (the edit ran in another cell or function)."""
+    for line in reversed(ctx.before):
+        for tensor in names or [None]:
+            rewritten = c.out_of_place(line, tensor)
+            if rewritten is not None:
+                old = ast.unparse(c.parse_line(line))
+                # the learner's code as the explanation quotes it: shortened when long (display only)
+                return quote(old), quote(rewritten)
+    return None
 
 
 def leaf_inplace(msg, ctx):
