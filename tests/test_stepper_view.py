@@ -264,3 +264,47 @@ def test_the_panel_wraps_between_words(seed):
     panel = part(s, "agl-step-panel").value
     cells = re.findall(r"<pre style='([^']*)'>", panel)
     assert cells and all("word-break:normal" in c and "white-space:pre-wrap" in c for c in cells)
+
+
+def test_opening_renders_only_the_texts_of_its_first_picture_and_the_rest_between_clicks(monkeypatch):
+    """Opening a stepper renders the values of no step ahead (they were most of opening a big
+    graph); a live stepper renders them once the kernel is idle, so a click then renders no text."""
+    from autograd_lab.stepper import draw
+
+    x = torch.tensor([1., 2.], requires_grad=True)
+    y = x
+    for _ in range(6):
+        y = y * 1.5
+    s = al.step(y.sum(), names={"x": x})
+    rendered: list[list] = []
+    real = draw.Drawing._render_sprites
+
+    def counting(self, new):
+        rendered.append(list(new))
+        return real(self, new)
+
+    monkeypatch.setattr(draw.Drawing, "_render_sprites", counting)
+    _ = s.widget
+    values = [text for step in s.trace.steps for text, *_ in s.drawing.value_labels(step.node)]
+    assert values and not any(kind == "value" for batch in rendered for kind, _t in batch)
+    assert not s.drawing.prepared
+    s.ahead.enabled = True
+    s.buttons["next"].click()  # a click stamps its node's values: rendered now, in one figure
+    assert [kind for kind, _t in rendered[-1]].count("value") == len(s.drawing.value_labels(s.current.node))
+    s.ahead.wait()  # the learner pauses: the drawing's other texts are rendered meanwhile
+    assert s.drawing.prepared
+    before = len(rendered)
+    for _ in range(3):
+        s.buttons["next"].click()
+    assert len(rendered) == before  # the clicks stamped texts rendered ahead
+    s.release()
+
+
+def test_rendering_texts_ahead_stops_when_asked():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    s = al.step((x * 2 * 3).sum(), names={"x": x})
+    _ = s.widget
+    s.drawing.prepare(stop=lambda: True)
+    assert not s.drawing.prepared
+    s.drawing.prepare()
+    assert s.drawing.prepared

@@ -16,7 +16,9 @@ size, and a Drawing kept between steps only repaints its marks (see png())."""
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -34,6 +36,9 @@ from .png_bands import BandedPng, Mark, border, fill, stamp
 from ..fonts import figure_text
 
 STATES = ("done", "current", "ready", "waiting")
+PREPARED_AT_ONCE = 8  # texts a figure when prepare() renders a drawing's texts between clicks
+#: one thread in matplotlib at a time: a click's texts and the next window drawn between clicks
+RENDERING = threading.RLock()
 COLORS = {"done": "#d9ead3", "current": "#f6b26b", "ready": "#fff2cc", "waiting": "#ffffff"}
 # The marks that do not rest on colour: each state's border (colour, width in points, dashes in
 # points or None for solid) and its word (draw_labels.STATE_WORDS). Every mark's colour has a WCAG
@@ -265,6 +270,7 @@ class Drawing:
         self.states = states
         self._png: BandedPng | None = None  # the blank rendering, made on the first png()
         self._sprites: dict = {}
+        self.prepared = False  # every text a step may stamp is rendered (prepare())
         self._steps = {s.node: s for s in trace.steps} if trace is not None else {}
         self.values = bool(self._steps) and len(shown) <= VALUES_UP_TO
         self.groups = groups(shown)
@@ -616,6 +622,7 @@ class Drawing:
         """The step's marks, each made once and kept (a click looks them up)."""
         marks: list[Mark] = []
         made = self._made
+        self._sprite_set(self._wanted(current, done, ready))  # the texts this step stamps, in one figure
         for i, node in enumerate(self.nodes):
             state = self.state_of(node, current, done, ready)
             keys: list[tuple] = [("fill", i, state)] if state != "waiting" else []
@@ -668,46 +675,72 @@ class Drawing:
         (x, y), = to_pixels([point])
         return stamp((round(height - y - sprite.shape[0] / 2), round(x - sprite.shape[1] / 2)), sprite, (kind, text))
 
-    def _every_sprite(self) -> None:
-        """Every text a step may stamp, rendered at once (one small figure): a click then renders none."""
+    def _wanted(self, current, done, ready) -> list[tuple[str, str]]:
+        """The texts (kind, text) that the step's marks stamp and that are not rendered yet."""
+        wanted = []
+        for node in self.nodes:
+            state = self.state_of(node, current, done, ready)
+            if state != "waiting" and node in self._badges:
+                wanted.append(("badge", state_word(state)))
+            if node in self._leaves:
+                wanted.append(("leaf", self.leaf_texts[node][state in ("done", "current")]))
+        wanted += [("value", label[0]) for label in self._value_labels.get(current, [])]
+        return [w for w in wanted if w not in self._sprites]
+
+    def prepare(self, stop: Callable[[], bool] = lambda: False, chunk: int = PREPARED_AT_ONCE) -> None:
+        """Render every text a step of this drawing may stamp, chunk texts a figure, until stop()
+        says to stop: a click then renders none. Opening renders only what its first picture stamps;
+        a live stepper calls this between clicks (stepper/windows.py), so the learner does not wait
+        for it, and a click that needs a text meanwhile waits at most for one chunk."""
+        if self._png is None or self.prepared:
+            return
         wanted = [("badge", state_word(s)) for s in STATES if s != "waiting"] if self._badges else []
         wanted += [("leaf", text) for node in self._leaves for text in self.leaf_texts[node]]
         wanted += [("value", label[0]) for labels in self._value_labels.values() for label in labels]
-        if wanted:
-            self._sprite_set(wanted)
+        wanted = [w for w in dict.fromkeys(wanted) if w not in self._sprites]
+        for start in range(0, len(wanted), chunk):
+            if stop():
+                return
+            self._sprite_set(wanted[start:start + chunk])
+        self.prepared = True
 
-    @figure_text
     def _sprite_set(self, wanted: list[tuple[str, str]]) -> dict:
         """The pixels of each (kind, text) wanted, rendered once each, all new ones in one figure:
         a badge's and a leaf's words on a transparent ground, a value on a white label."""
         new = [w for w in dict.fromkeys(wanted) if w not in self._sprites]
         if new:
-            dpi = self._dpi
-            line = self.small * 1.4 * dpi / 72
-            heights = [int(line * (text.count("\n") + 1)) + 6 for _k, text in new]
-            width = int(max(ems(text) for _k, text in new) * self.small * dpi / 72) + 24
-            fig = Figure(figsize=(width / dpi, sum(heights) / dpi), dpi=dpi)
-            fig.patch.set_alpha(0)
-            placed, top = [], sum(heights)
-            for (_kind, text), h in zip(new, heights, strict=True):
-                top -= h
-                # at whole pixels: a text's pixels are the same whichever others are drawn with it
-                placed.append(fig.text(4, top + 3, text, fontsize=self.small, color=INK, ha="left", va="bottom",
-                                       linespacing=1.1, transform=IdentityTransform()))
-            canvas = FigureCanvasAgg(fig)
-            canvas.draw()
-            pixels = np.asarray(canvas.buffer_rgba())
-            renderer = canvas.get_renderer()
-            total = pixels.shape[0]
-            for key, text_artist in zip(new, placed, strict=True):
-                box = text_artist.get_window_extent(renderer)
-                r0, r1 = int(total - box.y1) - 1, int(total - box.y0) + 2
-                c0, c1 = int(box.x0) - 1, int(box.x1) + 2
-                sprite = pixels[max(r0, 0):r1, max(c0, 0):c1].copy()
-                if key[0] == "value":
-                    sprite = _on_label(sprite)
-                self._sprites[key] = sprite
+            with RENDERING:
+                self._render_sprites(new)
         return {w: self._sprites[w] for w in wanted}
+
+    @figure_text
+    def _render_sprites(self, new: list[tuple[str, str]]) -> None:
+        """Render the new texts in one figure, each at whole pixels, and keep their pixels."""
+        dpi = self._dpi
+        line = self.small * 1.4 * dpi / 72
+        heights = [int(line * (text.count("\n") + 1)) + 6 for _k, text in new]
+        width = int(max(ems(text) for _k, text in new) * self.small * dpi / 72) + 24
+        fig = Figure(figsize=(width / dpi, sum(heights) / dpi), dpi=dpi)
+        fig.patch.set_alpha(0)
+        placed, top = [], sum(heights)
+        for (_kind, text), h in zip(new, heights, strict=True):
+            top -= h
+            # at whole pixels: a text's pixels are the same whichever others are drawn with it
+            placed.append(fig.text(4, top + 3, text, fontsize=self.small, color=INK, ha="left", va="bottom",
+                                   linespacing=1.1, transform=IdentityTransform()))
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        pixels = np.asarray(canvas.buffer_rgba())
+        renderer = canvas.get_renderer()
+        total = pixels.shape[0]
+        for key, text_artist in zip(new, placed, strict=True):
+            box = text_artist.get_window_extent(renderer)
+            r0, r1 = int(total - box.y1) - 1, int(total - box.y0) + 2
+            c0, c1 = int(box.x0) - 1, int(box.x1) + 2
+            sprite = pixels[max(r0, 0):r1, max(c0, 0):c1].copy()
+            if key[0] == "value":
+                sprite = _on_label(sprite)
+            self._sprites[key] = sprite
 
     def _render_blank(self, dpi: int) -> BandedPng:
         self.paint(None)
@@ -731,7 +764,6 @@ class Drawing:
         self._rects = rects
         self._made: dict = {}
         self.paint(None)  # the figure as paint() leaves it
-        self._every_sprite()
         return BandedPng(pixels)
 
     # --- geometry, for the tests -----------------------------------------------------------------
