@@ -12,7 +12,7 @@ from ..names import caller_names, label as shortened, name_in
 from ..practice.checking import WrongForm
 from ..practice.typed import read_typed
 from ..text import esc
-from .draw import Drawing, Layout
+from .draw import RENDERING, Drawing, Layout
 from .faces import applied_text, arriving, recent_html, sent_on, step_title, walk_html, walk_text
 from . import live_view
 from .live_view import Released, supersede
@@ -178,6 +178,14 @@ class Stepper(View):
     def _window(self, center):
         return Drawing(self.layout, self.layout.around(center, WINDOW), trace=self.trace)
 
+    def _window_ahead(self, center):
+        """The window around center, drawn and rendered in the next-window thread (one thread in
+        matplotlib at a time: RENDERING)."""
+        with RENDERING:
+            drawing = self._window(center)
+            drawing.png(center)
+        return drawing
+
     def figure(self):
         if self.released:
             return None
@@ -288,7 +296,7 @@ class Stepper(View):
             self._slider.value = self.index
         self.buttons["prev"].disabled = self.buttons["reset"].disabled = self.index == 0
         self.buttons["next"].disabled = self.buttons["end"].disabled = self.index == len(self.trace.steps)
-        self.ahead.plan(self.trace.steps, self.index, self._drawing, self._window)
+        self.ahead.plan(self.trace.steps, self.index, self._drawing, self._window_ahead)
 
     def panel(self) -> str:
         """The current step's panel as plain text."""

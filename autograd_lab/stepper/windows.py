@@ -6,15 +6,13 @@ shown. Once the kernel has been idle a moment after a click, a background thread
 of the window shown that are not rendered yet (Drawing.prepare, a few at a time: a click that needs
 one meanwhile waits for at most a few), then draws the next window (around the first later step
 outside this one) and renders its texts; the click that reaches it takes it. Only one thread draws
-at a time (draw.RENDERING): a click that leaves the window stops the thread and waits for a drawing
-under way. Off unless the view turns it on (in a live kernel), so tests and static faces draw
-exactly as before."""
+at a time (the view's make renders under the drawing module's lock): a click that leaves the window
+stops the thread and waits for a drawing under way. Off unless the view turns it on (in a live
+kernel), so tests and static faces draw exactly as before."""
 from __future__ import annotations
 
 import threading
 from itertools import islice
-
-from .draw import RENDERING
 
 IDLE = 0.15  # seconds without a click before the next window is drawn: clicks in a row win
 AHEAD = 400  # steps looked at to find the next window (a click stays cheap on long walks)
@@ -38,7 +36,8 @@ class NextWindow:
 
     def plan(self, steps, index: int, drawing, make) -> None:
         """After a click: once idle, render the texts of drawing (the window shown) not rendered yet,
-        then draw make(node) for the first step from index whose node is not in drawing."""
+        then make(node), the drawing rendered, for the first step from index whose node is not in
+        drawing."""
         if not self.enabled or drawing is None:
             return
         members = drawing.members
@@ -63,9 +62,7 @@ class NextWindow:
             shown.prepare(halt.is_set)
             if key is None or halt.is_set():
                 return
-            with RENDERING:
-                drawing = make(key)
-                drawing.png(key)  # rendered now: the click that takes it only recolours its boxes
+            drawing = make(key)  # drawn and rendered: the click that takes it only recolours its boxes
             if self._key is key:
                 self._drawing = drawing
             drawing.prepare(halt.is_set)
