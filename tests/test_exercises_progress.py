@@ -73,7 +73,7 @@ def test_a_check_of_the_blank_or_a_tensor_is_no_attempt_and_the_table_says_so():
 
     ex = exercise("mean_square")
     ex.check(____)
-    ex.check(torch.tensor([2 / 3, 4 / 3, 2.0], dtype=torch.double))
+    ex.check(ex.expected)  # autograd's own tensor
     record = autograd_lab.progress().to_dict()["mean_square"]
     assert (record["checks"], record["attempts"], record["attempted"]) == (2, 0, False)
     assert record["diagnoses"] == ["tensor_given"]
@@ -83,6 +83,8 @@ def test_a_check_of_the_blank_or_a_tensor_is_no_attempt_and_the_table_says_so():
     ex.check([0.667, 1.33, 2])
     record = autograd_lab.progress().to_dict()["mean_square"]
     assert record["attempts"] == 2 and record["correct"] and record["diagnoses"] == ["tensor_given", "too_few_digits"]
+    ex.check(torch.tensor([2 / 3, 4 / 3, 2.0], dtype=torch.double))  # a tensor the learner typed: an answer
+    assert autograd_lab.progress().to_dict()["mean_square"]["attempts"] == 3
     ex.confirm()
     assert autograd_lab.progress().to_dict()["mean_square"]["confirmed"]
 

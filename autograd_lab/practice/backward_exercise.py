@@ -86,10 +86,10 @@ class BackwardExercise(Exercise):
         return super()._verdict(answer)
 
 
-def backward_exercise(op: Op, cases: list[Case], specific: list[tuple[str, object]], *, example: str,
+def backward_exercise(op: Op, cases: list[Case], specific: list[tuple], *, example: str,
                       **statement) -> BackwardExercise:
     """Build the exercise: the engine's gradients are the expected answer (confirmed by gradcheck);
-    the standard mistakes and the exercise's own (message, wrong backward) pairs are diagnosed.
+    the standard mistakes and the exercise's own (message, wrong backward[, ask]) are diagnosed.
 
     >>> from autograd_lab.practice.backward_check import random_cases
     >>> op = Op("2 * x", lambda x: 2 * x, ("x",), lambda inputs, out: inputs)
@@ -99,7 +99,7 @@ def backward_exercise(op: Op, cases: list[Case], specific: list[tuple[str, objec
     ('correct', 'Incorrect. The sign of your gradient for x i')
     """
     expected = engine(op, cases)
-    mistakes = [mistake(op, cases, message, wrong) for message, wrong in specific]
+    mistakes = [mistake(op, cases, *given) for given in specific]
     mistakes += standard_mistakes(op, cases, expected)
     shapes = "; ".join(_shapes([shape_text(t.shape) for t in c.inputs]) for c in cases)
     praise = _("Your backward agrees with the engine (torch.autograd.grad) and with finite differences "

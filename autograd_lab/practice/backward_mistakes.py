@@ -26,23 +26,28 @@ BROADCAST = N_("Your gradient for {inputs} has the output's shape, not its own. 
                "add up. Sum over the broadcast dimensions, back to the input's shape "
                "(grad.sum_to_size(*{inputs}.shape) does it). Inside a torch.autograd.Function the engine "
                "happens to sum such a gradient for you, but a backward should return each input's own shape.")
+#: what a first such mistake is told: the step to re-think, without the code that does it
+BROADCAST_ASK = N_("Your gradient for {inputs} has the output's shape, not its own: {inputs} was broadcast in the "
+                   "forward, each of its entries used once per row of the output. What does an entry used "
+                   "several times collect from those uses, and what shape must its gradient have?")
 CONFIRMATIONS = 2  # a mistake is named only if it differs from the right answer on this many inputs
 
 
 @dataclass(frozen=True)
 class Mistake:
     """A known wrong backward: its message ({inputs} is filled with the inputs it concerns; translated
-    when the diagnosers are made, so an N_() constant will do) and the gradients it gives on the
-    exercise's cases."""
+    when the diagnosers are made, so an N_() constant will do), the gradients it gives on the
+    exercise's cases, and `ask`, what a first such mistake is told ("" to say the message at once)."""
 
     message: str
     attempt: Attempt
+    ask: str = ""
 
     def __repr__(self) -> str:
         return f"<mistake {self.message[:40]!r}>"
 
 
-def mistake(op: Op, cases: list[Case], message: str, backward) -> Mistake:
+def mistake(op: Op, cases: list[Case], message: str, backward, ask: str = "") -> Mistake:
     """A mistake written as a wrong backward with the learner's signature.
 
     >>> from autograd_lab.practice.backward_check import random_cases
@@ -50,7 +55,7 @@ def mistake(op: Op, cases: list[Case], message: str, backward) -> Mistake:
     >>> mistake(op, random_cases([((2,),)]), "Halved.", lambda g, x: g).attempt.grads[0][0].shape
     torch.Size([2])
     """
-    return Mistake(message, run_backward(op, backward, cases, finite_differences=False))
+    return Mistake(message, run_backward(op, backward, cases, finite_differences=False), ask)
 
 
 def _engine_with(op: Op, case: Case, grad_output, expand: int | None = None) -> tuple:
@@ -71,7 +76,7 @@ def standard_mistakes(op: Op, cases: list[Case], expected: Attempt) -> list[Mist
         if any(c.inputs[k].numel() < c.grad_output.numel() for c in cases):
             rows = tuple(tuple(_engine_with(op, c, c.grad_output, expand=k)[j] if j == k else g
                                for j, g in enumerate(row)) for c, row in zip(cases, expected.grads, strict=True))
-            found.append(Mistake(BROADCAST, Attempt(rows)))
+            found.append(Mistake(BROADCAST, Attempt(rows), BROADCAST_ASK))
     return found
 
 
@@ -103,6 +108,8 @@ def diagnosers(op: Op, expected: Attempt, mistakes: list[Mistake]) -> list[Diagn
                  >= min(CONFIRMATIONS, len(expected.grads))]
         for size in range(len(wrong), 0, -1):
             for group in combinations(wrong, size):
-                text = _(m.message).format(inputs=_names([op.names[k] for k in group]))
-                found.append((size, Diagnoser(text, when=lambda v, a=m.attempt, g=group: same_parts(v, a, g))))
+                inputs = _names([op.names[k] for k in group])
+                text, ask = _(m.message).format(inputs=inputs), _(m.ask).format(inputs=inputs) if m.ask else ""
+                found.append((size, Diagnoser(text, when=lambda v, a=m.attempt, g=group: same_parts(v, a, g),
+                                              ask=ask)))
     return [d for _, d in sorted(found, key=lambda pair: -pair[0])]

@@ -1,4 +1,4 @@
-"""What a check can say: the placeholder ``____`` that marks an untouched answer, the three
+"""What a check can say: the placeholder ``____`` that marks an untouched answer, the four
 outcomes, the error for an answer of the wrong form, and small helpers for messages about numbers.
 Reading numbers with their digits is in reading.py, the rule that judges them in digits.py."""
 from __future__ import annotations
@@ -10,8 +10,11 @@ import torch
 from ..i18n import N_, _
 
 CORRECT, INCORRECT, NOT_ATTEMPTED = "correct", "incorrect", "not attempted"
+#: right to the digits written but too few of them, or cut off instead of rounded: not correct, not wrong
+CLOSE = "close"
 #: how each status reads to the learner (the status itself is a value the code compares)
-STATUS_LABELS = {CORRECT: N_("correct"), INCORRECT: N_("incorrect"), NOT_ATTEMPTED: N_("not attempted")}
+STATUS_LABELS = {CORRECT: N_("correct"), CLOSE: N_("close"), INCORRECT: N_("incorrect"),
+                 NOT_ATTEMPTED: N_("not attempted")}
 
 
 def status_label(status: str) -> str:
@@ -64,7 +67,7 @@ def is_placeholder(answer, depth: int = 3) -> bool:
 
 @dataclass(frozen=True)
 class Result:
-    """The verdict of one check: ``status`` is "correct", "incorrect" or "not attempted".
+    """The verdict of one check: ``status`` is "correct", "close", "incorrect" or "not attempted".
 
     A result shown in a notebook cell reads as its message.
 

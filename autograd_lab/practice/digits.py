@@ -2,7 +2,8 @@
 a number is right when it is within half a unit of the last decimal place written (for a typed
 float, the last digit of its shortest repr; for text, as written) and gives at least three
 significant digits, or when it is exact (2, or 2/3 in a formula). Within the digits written but
-with fewer than three significant digits it is "close". A tensor's entries count with the digits
+with fewer than three significant digits it is "close", and so is a number cut off at its last digit
+instead of rounded (0.666 for 2/3: "round, do not cut"). A tensor's entries count with the digits
 of their shortest repr in their own dtype, plus that dtype's rounding."""
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from fractions import Fraction
 import torch
 
 RIGHT, CLOSE, WRONG = "right", "close", "wrong"
+#: why an answer is close: too few significant digits, or cut off instead of rounded
+FEW_DIGITS, CUT = "too_few_digits", "cut"
 MIN_DIGITS = 3
+CUT_DIGITS = 2  # a number cut off at its last digit is told so when it has at least this many
 
 
 @dataclass(frozen=True)
@@ -152,27 +156,51 @@ def exact(values: torch.Tensor) -> Numbers:
     return Numbers(v, torch.zeros_like(v), torch.full(v.shape, EXACT, dtype=torch.int64))
 
 
-def judge(given: Numbers, truth: torch.Tensor) -> str:
-    """right, close or wrong, entry by entry (the worst entry decides).
-
-    >>> judge(numbers([0.667]), torch.tensor([2 / 3], dtype=torch.double))
-    'right'
-    >>> judge(numbers([0.67]), torch.tensor([2 / 3], dtype=torch.double))
-    'close'
-    """
-    if tuple(given.values.shape) != tuple(truth.shape):
-        return WRONG
+def _entries(given: Numbers, truth: torch.Tensor):
+    """(exact, within, enough, cut) entry by entry; cut: the true value cut off (not rounded) at the
+    last decimal place written, with at least CUT_DIGITS significant digits."""
     t = truth.detach().double().cpu()
     slop = (max(given.eps, 2.3e-16) / 2) * t.abs() + 1e-300
     gap = (given.values - t).abs()
     exact = gap <= slop * 4
     within = gap <= given.half * (1 + 1e-9) + slop
     enough = given.digits >= MIN_DIGITS
+    unit = 2 * given.half
+    safe = torch.where(unit > 0, unit, torch.ones_like(unit))
+    kept = torch.floor(t.abs() / safe * (1 + 1e-12) + 1e-9) * safe * torch.sign(t)
+    cut = ((unit > 0) & (given.digits >= CUT_DIGITS) & (given.values * t >= 0)
+           & ((given.values - kept).abs() <= safe * 1e-6 + slop) & ~within)
+    return exact, within, enough, cut
+
+
+def judge(given: Numbers, truth: torch.Tensor) -> str:
+    """right, close or wrong, entry by entry (the worst entry decides).
+
+    >>> judge(numbers([0.667]), torch.tensor([2 / 3], dtype=torch.double))
+    'right'
+    >>> third = torch.tensor([2 / 3], dtype=torch.double)
+    >>> judge(numbers([0.67]), third), judge(numbers([0.666]), third)
+    ('close', 'close')
+    """
+    if tuple(given.values.shape) != tuple(truth.shape):
+        return WRONG
+    exact, within, enough, cut = _entries(given, truth)
     if bool((exact | (within & enough)).all()):
         return RIGHT
-    if bool((exact | within).all()):
+    if bool((exact | within | cut).all()):
         return CLOSE
     return WRONG
+
+
+def close_reason(given: Numbers, truth: torch.Tensor) -> str:
+    """Why a close answer is close: CUT when an entry is cut off instead of rounded, else FEW_DIGITS.
+
+    >>> close_reason(numbers([0.666, 1.33]), torch.tensor([2 / 3, 4 / 3], dtype=torch.double))
+    'cut'
+    """
+    if tuple(given.values.shape) != tuple(truth.shape):
+        return FEW_DIGITS
+    return CUT if bool(_entries(given, truth)[3].any()) else FEW_DIGITS
 
 
 def within(given: Numbers, value: torch.Tensor) -> bool:

@@ -1,7 +1,10 @@
 """One exercise as data: its setup code, its question, the expected answer computed by torch,
 the diagnosers of common wrong answers, hints in order and a worked solution; and the check that
 turns what the learner typed into a verdict which teaches. A prediction is the learner's own: a
-tensor (what autograd hands back) is not an answer; ex.confirm() shows autograd's beside it."""
+tensor they typed is checked, but autograd's own gradient (a tensor or an array sharing its memory,
+traced.py) is not an answer; ex.confirm() shows autograd's beside the learner's last answer. A known
+mistake made for the first time gets a question pointing at the step to re-think (its `ask`); the
+whole explanation comes when the same mistake is made again, or through .hint()."""
 from __future__ import annotations
 
 import reprlib
@@ -15,19 +18,22 @@ from ..errors import LabInputError
 from ..format import fmt, quote
 from ..i18n import N_, _
 from . import progress
-from .checking import (CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm, is_placeholder, safe_repr,
-                       status_label)
-from .digits import CLOSE, RIGHT
-from .forms import Form
+from .checking import (CLOSE as CLOSE_STATUS, CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm,
+                       is_placeholder, safe_repr, status_label)
+from .digits import CLOSE, CUT, RIGHT
+from .forms import Form, FunctionForm, PartsForm, TensorForm, factors_of
 from .messages import ambiguous
+from .traced import traced
 
 _UNSET = object()
-TENSOR_GIVEN = N_("Not attempted: type what you expect as numbers or a formula, then confirm with "
-                  "autograd (ex.confirm()). A tensor is what autograd hands back, so checking it "
-                  "checks autograd, not you.")
+TENSOR_GIVEN = N_("Not attempted: this is autograd's own result ({name}, the same memory), so checking it "
+                  "checks autograd, not you. Type what you expect as numbers, a formula, or a tensor you "
+                  "write yourself (e.g. {example}), then confirm with autograd (ex.confirm()).")
 TEXT_LIMIT = 10_000  # characters of a text answer the lab reads at all
 CLOSE_MESSAGE = N_("Close: give three significant digits. Your numbers agree with the answer as far "
                    "as you wrote them, but some have fewer than three significant digits.")
+CUT_MESSAGE = N_("Close: round, do not cut. Some of your numbers are the exact value cut off at the last "
+                 "digit you wrote; rounded, that digit is one more (2/3 is 0.667, not 0.666).")
 
 
 @dataclass
@@ -36,7 +42,8 @@ class Diagnoser:
     to the digits the learner wrote) or a test `when` on the read answer. `part` picks one part of
     a several-part answer; `variant` is the same mistake on other inputs (a formula answer must
     match there too, so that no diagnosis rests on a coincidence of the numbers); `key` is its
-    stable id."""
+    stable id; `ask`, when given, is what a first such mistake is told: a question pointing at the
+    step to re-think, without the formula the message gives."""
 
     message: str
     value: Any = _UNSET
@@ -44,6 +51,7 @@ class Diagnoser:
     part: int | None = None
     key: str = ""
     variant: Any = None
+    ask: str = ""
 
     def matches(self, form: Form, answer) -> bool:
         if self.part is not None:
@@ -67,16 +75,6 @@ class Note:
         return f"{self.title}\n{self.text}"
 
 
-def _has_tensor(answer, depth: int = 3) -> bool:
-    if isinstance(answer, torch.Tensor):
-        return True
-    if depth and isinstance(answer, (tuple, list)):
-        return any(_has_tensor(a, depth - 1) for a in answer)
-    if depth and isinstance(answer, dict):
-        return any(_has_tensor(a, depth - 1) for a in answer.values())
-    return False
-
-
 @dataclass
 class Exercise:
     """An exercise: ``ex.check(answer)``, ``ex.hint()``, ``ex.solution()``, ``ex.confirm()``. Its
@@ -89,8 +87,8 @@ class Exercise:
     >>> from autograd_lab.practice.forms import TensorForm
     >>> ex = Exercise(intro="", setup="", question="", answer_form="", form=TensorForm(),
     ...               expected=torch.tensor([2 / 3]), hints=["Think."], solution_text="2/3", name="doc")
-    >>> [ex.check(a).status for a in ([0.667], [0.67], torch.tensor([2 / 3]))]
-    ['correct', 'incorrect', 'not attempted']
+    >>> [ex.check(a).status for a in ([0.667], [0.67], [0.666], ex.expected, torch.tensor([2 / 3]))]
+    ['correct', 'close', 'close', 'not attempted', 'correct']
     """
 
     intro: str
@@ -109,11 +107,16 @@ class Exercise:
     hints_shown: int = 0
     name: str = ""
     title: str = ""
-    predicts: bool = True  # the answer is a prediction: a tensor from autograd is not one
+    predicts: bool = True  # the answer is a prediction: autograd's own gradient is not one
     last_answer: Any = None
+    #: how many times each known mistake (by its key) was checked
+    mistakes: dict = field(default_factory=dict)
+    #: a remark on a right answer, from the answer as read ("" for none): what to know even so
+    remark: Callable | None = None
 
     def __post_init__(self):
         self.example = self.example or _(self.form.example)
+        _set_factors(self.form, factors_of(self.setup))
         # a wrong answer computed by torch that happens to equal the right one (say, a random x
         # with a zero in it) must never be reported as a mistake
         self.diagnosers = [d for d in self.diagnosers if d.when is not None or d.part is not None
@@ -126,8 +129,10 @@ class Exercise:
     def check(self, answer) -> Result:
         """The verdict on one answer; in grading mode a wrong answer raises AssertionError."""
         result = self._verdict(answer)
-        if result.status != NOT_ATTEMPTED:
+        if result.status != NOT_ATTEMPTED and result.diagnosis != "form":  # an answer read: an attempt
             self.last_answer = answer
+        if result.diagnosis and result.status == INCORRECT:
+            self.mistakes[result.diagnosis] = self.mistakes.get(result.diagnosis, 0) + 1
         progress.record_check(self.name, result.status, result.diagnosis)
         if progress.grading() and not result.correct:
             raise AssertionError(result.message)
@@ -137,8 +142,12 @@ class Exercise:
         if is_placeholder(answer):
             return Result(self.name, NOT_ATTEMPTED, _("Not attempted yet: replace ____ with your answer, "
                                                       "e.g. {example}").format(example=self.example))
-        if self.predicts and _has_tensor(answer):
-            return Result(self.name, NOT_ATTEMPTED, _(TENSOR_GIVEN), "tensor_given")
+        own = traced(answer, self.expected if isinstance(self.expected, tuple) else (self.expected,)) \
+            if self.predicts else ""
+        if own:
+            return Result(self.name, NOT_ATTEMPTED, _(TENSOR_GIVEN).format(
+                name=_("the exercise's answer") if own == "autograd" else quote(own, 80),
+                example=_inside_check(self.example)), "tensor_given")
         if isinstance(answer, str) and len(answer) > TEXT_LIMIT:  # read nothing of it: no answer is that long
             return Result(self.name, INCORRECT, incorrect(_(
                 "Your answer is a text of {count} characters, far longer than any answer here ({limit} at "
@@ -150,13 +159,18 @@ class Exercise:
             return Result(self.name, INCORRECT, incorrect(str(err)), "form")
         grade = self.form.grade(value, self.expected)
         if grade == RIGHT:
-            if self.praise:
-                return Result(self.name, CORRECT, _("Correct! {praise}").format(praise=_(self.praise)))
-            return Result(self.name, CORRECT, _("Correct!"))
+            said = _("Correct! {praise}").format(praise=_(self.praise)) if self.praise else _("Correct!")
+            remark = self.remark(value) if self.remark is not None else ""
+            return Result(self.name, CORRECT, f"{said} {_(remark)}" if remark else said)
         if grade == CLOSE:
-            return Result(self.name, INCORRECT, _(CLOSE_MESSAGE), "too_few_digits")
+            reason = self.form.close_reason(value, self.expected)
+            return Result(self.name, CLOSE_STATUS, _(CUT_MESSAGE) if reason == CUT else _(CLOSE_MESSAGE), reason)
         for diagnoser in self.diagnosers:
             if diagnoser.matches(self.form, value):
+                if diagnoser.ask and not self.mistakes.get(diagnoser.key):
+                    return Result(self.name, INCORRECT, incorrect(_(diagnoser.ask) + " " + _(
+                        "(Make the same mistake again and the lab says what it is; or call .hint().)")),
+                        diagnoser.key)
                 return Result(self.name, INCORRECT, incorrect(_(diagnoser.message)), diagnoser.key)
         why = self.form.explain(value, self.expected)
         if why:
@@ -189,13 +203,13 @@ class Exercise:
 
     def confirm(self) -> Note:
         """After predicting: what autograd computed from the exercise's code, beside your last answer."""
+        if self.last_answer is None:  # autograd's answer only after one of the learner's own
+            return Note(_("Nothing to confirm yet"), _("Check a prediction of your own first (ex.check(...)); "
+                                                       "then confirm() shows autograd's answer beside it."))
         progress.record_confirm(self.name)
-        if self.last_answer is None:
-            mine = _("Your answer: none yet (check a prediction first, then confirm).")
-        else:
-            verdict = self._verdict(self.last_answer)
-            mine = _("Your last answer: {answer} ({status})").format(answer=_show(self.last_answer),
-                                                                       status=status_label(verdict.status))
+        verdict = self._verdict(self.last_answer)
+        mine = _("Your last answer: {answer} ({status})").format(answer=_show(self.last_answer),
+                                                                   status=status_label(verdict.status))
         autograd = _("autograd: {value}").format(value=_show(self.expected))
         return Note(_("Confirmed with autograd"), f"{mine}\n{autograd}")
 
@@ -207,6 +221,15 @@ class Exercise:
 
     def __repr__(self) -> str:
         return f"<exercise {self.name}" + (f" (seed {self.seed})" if self.seed is not None else "") + ">"
+
+
+def _set_factors(form: Form, factors: str) -> None:
+    """The constant factors of the setup's computation, for the number forms that were given none."""
+    inner = [f for _label, f in form.parts] if isinstance(form, PartsForm) else [form]
+    for f in inner:
+        f = f.numbers if isinstance(f, FunctionForm) else f
+        if isinstance(f, TensorForm) and f.factors is None:
+            f.factors = factors
 
 
 def _merge_coincidences(form: Form, diagnosers: list[Diagnoser]) -> list[Diagnoser]:
@@ -275,6 +298,11 @@ def _show(value) -> str:
     if isinstance(value, torch.Tensor):
         return fmt(value)
     return quote(_SHOWN.repr(value))
+
+
+def _inside_check(example: str) -> str:
+    """What goes inside ex.check(...) in an example ("[...]" for "ex.check([...])")."""
+    return example[len("ex.check("):-1] if example.startswith("ex.check(") and example.endswith(")") else example
 
 
 def incorrect(why: str) -> str:

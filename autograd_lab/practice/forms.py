@@ -10,7 +10,7 @@ import torch
 from ..format import message
 from ..i18n import N_, _
 from .checking import WrongForm, near, shape_text
-from .digits import CLOSE, RIGHT, WRONG, Numbers, exact, judge
+from .digits import CLOSE, FEW_DIGITS, RIGHT, WRONG, Numbers, close_reason, exact, judge
 from .formula import read_formula
 from .reading import read_numbers
 
@@ -39,15 +39,61 @@ class Form:
         """Whether a read answer is a known (wrong) value, to the precision the learner gave."""
         return self.same(value, target)
 
+    def close_reason(self, value, target) -> str:
+        """Why a close answer is close: digits.CUT (cut off, not rounded) or digits.FEW_DIGITS."""
+        return FEW_DIGITS
+
     def explain(self, value, expected) -> str | None:
         return None
 
 
-class TensorForm(Form):
-    """Numbers compared entry by entry; `what` names the quantity (e.g. "x.grad")."""
+#: what a wrong answer that is the right one times a constant is told: a first sentence, then one for each
+#: kind of constant factor the exercise's computation has (factors_of), or SCALED["none"] when it has none
+SCALED = {
+    "start": N_("Every entry is the right value times the same constant."),
+    "power": N_("Look again at the factor the power rule brings down."),
+    "mean": N_("Look again at the 1/n of the mean."),
+    "calls": N_("Look again at how many backward() calls add into .grad."),
+    "none": N_("A constant factor is missing or extra somewhere: go through the computation again and "
+               "collect every constant that multiplies."),
+}
 
-    def __init__(self, what: str = "x.grad", of: str = "x"):
-        self.what, self.of = what, of
+
+def factors_of(code: str) -> str:
+    """The kinds of constant factor a setup's computation has, as words in SCALED's keys.
+
+    >>> factors_of("z = (x**2).mean(); z.backward()"), factors_of("y = x * 3; y.sum().backward()")
+    ('power mean', '')
+    """
+    found = []
+    if "**" in code or "pow(" in code:
+        found.append("power")
+    if ".mean(" in code:
+        found.append("mean")
+    if code.count("backward(") >= 2:
+        found.append("calls")
+    return " ".join(found)
+
+
+def scaled_message(factors: str) -> str:
+    """What an answer off by a constant is told, naming only the factors the exercise has (translated).
+
+    >>> scaled_message("mean")
+    'Every entry is the right value times the same constant. Look again at the 1/n of the mean.'
+    """
+    said = [_(SCALED[f]) for f in factors.split() if f in SCALED] or [_(SCALED["none"])]
+    return " ".join([_(SCALED["start"]), *said])
+
+
+class TensorForm(Form):
+    """Numbers compared entry by entry; `what` names the quantity (e.g. "x.grad"), `of` the tensor it
+    belongs to and `noun` what it is ("a gradient", "a diagonal"); `factors` names the constants the
+    exercise's computation has (factors_of; None: the exercise reads them off its setup), so that an
+    answer off by a constant is told only about the factors it can have missed."""
+
+    def __init__(self, what: str = "x.grad", of: str = "x", factors: str | None = None,
+                 noun: str = N_("a gradient")):
+        self.what, self.of, self.factors, self.noun = what, of, factors, noun
         self.example = "ex.check([...])"
 
     def read(self, answer):
@@ -65,6 +111,9 @@ class TensorForm(Form):
     def matches(self, value, target) -> bool:
         return self.grade(value, target) != WRONG
 
+    def close_reason(self, value, target) -> str:
+        return close_reason(value, target) if isinstance(value, Numbers) else FEW_DIGITS
+
     def explain(self, value, expected) -> str | None:
         if isinstance(value, Numbers):
             if value.note == "decimals" and near(value.values, expected):
@@ -73,30 +122,31 @@ class TensorForm(Form):
             value = value.values
         if tuple(value.shape) != tuple(expected.shape):
             if value.numel() == 1 and expected.numel() > 1:
+                # Translators: {noun} is what the answer is, "a gradient" or "a diagonal"
                 return _("You gave a single number, but {what} has one entry per element of {of}, shape {shape}: "
-                         "a gradient has the shape of the tensor it belongs to, it is not added up.").format(
-                             what=self.what, of=self.of, shape=shape_text(expected.shape))
-            return _("Your answer has shape {shape}, but {what} has shape {wanted}: a gradient has the shape of "
-                     "the tensor it belongs to.").format(shape=shape_text(value.shape), what=self.what,
-                                                          wanted=shape_text(expected.shape))
+                         "{noun} has one entry per element, it is not added up.").format(
+                             what=self.what, of=self.of, shape=shape_text(expected.shape), noun=_(self.noun))
+            return _("Your answer has shape {shape}, but {what} has shape {wanted}: {noun} has one entry per "
+                     "element of {of}.").format(shape=shape_text(value.shape), what=self.what,
+                                                wanted=shape_text(expected.shape), noun=_(self.noun), of=self.of)
         if expected.abs().max() > 0 and torch.allclose(-value.double(), expected.double(), rtol=1e-3, atol=1e-4):
             return _("Every sign is flipped. backward() computes the derivative of the output with "
                      "respect to the input, not a step downhill: no minus sign comes in.")
         if near(value, expected):
-            return _("Close, but not right to the last digit you wrote: round the exact value (do not "
-                     "cut it off), or write the fraction exactly.")
+            return _("Not right to the last digit you wrote: work the exact value out, then round it (or "
+                     "write the fraction exactly).")
         scale = _constant_ratio(value, expected)
         if scale is not None:
-            return _("Your answer is the gradient times a constant: look again at the constant "
-                     "factors, the factor the power rule brings down and the 1/n of a mean.")
+            return scaled_message(self.factors or "")
         return None
 
 
 def _constant_ratio(value, expected):
     e = expected.double()
-    if e.numel() < 2 or (e == 0).any():
+    v = value.double()
+    if e.numel() < 2 or (e == 0).any() or not v.any():  # all zeros is no factor: nothing flowed
         return None
-    ratio = value.double() / e
+    ratio = v / e
     if (ratio - ratio[(0,) * ratio.dim()]).abs().max() < 1e-3 and abs(float(ratio.flatten()[0]) - 1) > 1e-3:
         return float(ratio.flatten()[0])
     return None
@@ -139,13 +189,19 @@ class PartsForm(Form):
     def matches(self, value, target) -> bool:
         return all(form.matches(v, t) for (_, form), v, t in zip(self.parts, value, target, strict=False))
 
+    def close_reason(self, value, target) -> str:
+        reasons = {form.close_reason(v, t) for (_, form), v, t in zip(self.parts, value, target, strict=False)
+                   if form.grade(v, t) == CLOSE}
+        return FEW_DIGITS if FEW_DIGITS in reasons or not reasons else reasons.pop()
+
     def explain(self, value, expected) -> str | None:
         for (label, form), v, e in zip(self.parts, value, expected, strict=False):
             if not form.same(v, e):
                 why = form.explain(v, e)
+                # Translators: {label} names one part of the answer (x.grad, diagonal); the sentence starts with it
                 if why:
-                    return _("{label} is not right yet. {why}").format(label=label, why=why)
-                return _("{label} is not right yet.").format(label=label)
+                    return _("Not right yet: {label}. {why}").format(label=label, why=why)
+                return _("Not right yet: {label}.").format(label=label)
         return None
 
 
@@ -163,9 +219,10 @@ class FunctionForm(Form):
     # Translators: two ways to answer; "formula in x" stands for the formula the learner types
     example = N_('ex.check(lambda x: ...) or ex.check("formula in x")')
 
-    def __init__(self, samples: torch.Tensor, what: str = "dz/dx", variant: torch.Tensor | None = None):
+    def __init__(self, samples: torch.Tensor, what: str = "dz/dx", variant: torch.Tensor | None = None,
+                 factors: str | None = None):
         self.samples, self.what, self.variant = samples, what, variant
-        self.numbers = TensorForm(what)
+        self.numbers = TensorForm(what, factors=factors)
 
     def read(self, answer):
         if isinstance(answer, str):  # a formula, read by the lab's parser and never run (formula.py)
@@ -209,6 +266,9 @@ class FunctionForm(Form):
 
     def matches(self, value, target) -> bool:
         return self.numbers.matches(value, target)
+
+    def close_reason(self, value, target) -> str:
+        return self.numbers.close_reason(value, target)
 
     def explain(self, value, expected) -> str | None:
         if tuple(value.shape) != tuple(expected.shape):

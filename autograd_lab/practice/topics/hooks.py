@@ -50,9 +50,8 @@ def retain_grad_and_hook(seed=None) -> Exercise:
 
 EXPLODE_CODE = """torch.manual_seed(0)
 net = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(4)])
-bad = int(torch.randint(0, 4, (1,)))   # {bad}
-with torch.no_grad():
-    net[bad].weight.mul_(50)
+with torch.no_grad():   # {bad}
+    net[int(torch.randint(0, 4, (1,)))].weight.mul_(50)
 x = torch.randn(8, 4, requires_grad=True)   # {back}
 loss = net(x).pow(2).mean()"""
 EXPLODE = EXPLODE_CODE.format(bad=W["exploding_layer"]["bad_comment"],  # the setup with its English comments

@@ -56,15 +56,15 @@ def solution_code(name: str, args: str, body: tuple[str, ...], forward_args: str
 @dataclass(frozen=True)
 class Task:
     """One implement-a-backward exercise as data, registered under name (lesson 09): the op, the
-    exercise's own mistakes (message, wrong backward), the input shapes it is checked on (values
-    drawn from span), the solution as a function and as a torch.autograd.Function subclass (the
-    function's first line is the signature asked for) and the hints that are code alone. The
-    sentences (title, intro, returns, hints, diagnoses) are the table of its name in
-    own_backward.toml; the messages are the English ones, translated when the exercise is built."""
+    exercise's own mistakes (message, wrong backward, what a first such mistake is asked), the input
+    shapes it is checked on (values drawn from span), the solution as a function and as a
+    torch.autograd.Function subclass (the function's first line is the signature asked for) and the
+    hints that are code alone. The sentences (title, intro, returns, hints, diagnoses, asks) are the
+    table of its name in own_backward.toml; the messages are the English ones, translated when the exercise is built."""
 
     name: str
     op: Op
-    specific: list[tuple[str, object]]
+    specific: list[tuple[str, object, str]]
     shapes: list[tuple]
     code: tuple[str, str]
     code_hints: tuple[str, ...] = ()
@@ -73,7 +73,7 @@ class Task:
     def build(self, seed=None) -> BackwardExercise:
         """The exercise on seeded random inputs (seed None is seed 0)."""
         cases = random_cases(self.shapes, seed or 0, *self.span, out=self.op.fn)
-        specific = [(_(message), wrong) for message, wrong in self.specific]
+        specific = [(_(message), wrong, _(ask) if ask else "") for message, wrong, ask in self.specific]
         ex = backward_exercise(self.op, cases, specific, **self._statement())
         ex.seed = seed
         return ex
@@ -117,8 +117,9 @@ class Elementwise:
 
     def task(self) -> Task:
         op = self.name.removeprefix("backward_")
-        fn, d = getattr(torch, op), W[self.name]["diagnoses"]
-        specific = [(d["at_output"], _at_output(fn)), (d["uses_x"], lambda g, x, out: self.slope(g, x))]
+        fn, d, ask = getattr(torch, op), W[self.name]["diagnoses"], W[self.name]["asks"]
+        specific = [(d["at_output"], _at_output(fn), ask["at_output"]),
+                    (d["uses_x"], lambda g, x, out: self.slope(g, x), ask["uses_x"])]
         return Task(self.name, Op(f"torch.{op}(x)", fn, ("x",), lambda inputs, out: (inputs[0], out)),
                     specific, ELEMENTWISE, self.code(), (f"return {self.local}",))
 
@@ -137,7 +138,8 @@ MUL = solution_code("mul", "x, y", ("return grad_output * y, grad_output * x",),
                     ("ctx.save_for_backward(x, y)", "return x * y"),
                     ("x, y = ctx.saved_tensors", "return grad_output * y, grad_output * x"))
 MUL_TASK = Task("backward_mul", Op("x * y", torch.mul, ("x", "y"), _inputs),
-                [(W["backward_mul"]["diagnoses"]["input_itself"], lambda g, x, y: (g * x, g * y))],
+                [(W["backward_mul"]["diagnoses"]["input_itself"], lambda g, x, y: (g * x, g * y),
+                  W["backward_mul"]["asks"]["input_itself"])],
                 [((3,), (3,)), ((2, 3), (2, 3)), ((4, 2), (4, 2))], MUL, ("return grad_output * y, grad_output * x",))
 
 ADD = solution_code("add", "x, b", ("return grad_output, grad_output.sum_to_size(*b.shape)",), "x, b",
@@ -145,7 +147,7 @@ ADD = solution_code("add", "x, b", ("return grad_output, grad_output.sum_to_size
                     ("return grad_output, grad_output.sum_to_size(*ctx.b_shape)",))
 ADD_TASK = Task("backward_broadcast_add", Op("x + b", torch.add, ("x", "b"), _inputs),
                 [(W["backward_broadcast_add"]["diagnoses"]["mean_for_b"],
-                  lambda g, x, b: (g, g.reshape(-1, b.shape[-1]).mean(0)))],
+                  lambda g, x, b: (g, g.reshape(-1, b.shape[-1]).mean(0)), "")],
                 [((2, 3), (3,)), ((4, 2), (2,)), ((2, 3, 4), (4,))], ADD)
 
 MEAN = solution_code("mean", "x", ("return grad_output.unsqueeze(1).expand_as(x) / x.shape[1]",), "x",
@@ -153,8 +155,8 @@ MEAN = solution_code("mean", "x", ("return grad_output.unsqueeze(1).expand_as(x)
                      ("n = ctx.x_shape[1]", "return grad_output.unsqueeze(1).expand(ctx.x_shape) / n"))
 MEAN_WRONG = W["backward_mean"]["diagnoses"]
 MEAN_TASK = Task("backward_mean", Op("x.mean(dim=1)", lambda x: x.mean(dim=1), ("x",), _inputs),
-                 [(MEAN_WRONG["no_division"], lambda g, x: g.unsqueeze(1).expand_as(x).clone()),
-                  (MEAN_WRONG["numel"], lambda g, x: g.unsqueeze(1).expand_as(x) / x.numel())],
+                 [(MEAN_WRONG["no_division"], lambda g, x: g.unsqueeze(1).expand_as(x).clone(), ""),
+                  (MEAN_WRONG["numel"], lambda g, x: g.unsqueeze(1).expand_as(x) / x.numel(), "")],
                  [((2, 3),), ((4, 2),), ((2, 3, 4),)], MEAN,
                  ("return grad_output.unsqueeze(1).expand_as(x) / x.shape[1]",))
 
@@ -173,13 +175,13 @@ NEURON_WRONG = W["backward_neuron"]["diagnoses"]
 NEURON_TASK = Task(
     "backward_neuron",
     Op("torch.tanh((w * x).sum() + b)", _neuron, ("w", "x", "b"), lambda inputs, out: (*inputs, out)),
-    [(NEURON_WRONG["no_tanh_factor"], lambda g, w, x, b, out: (g * x, g * w, g)),
+    [(NEURON_WRONG["no_tanh_factor"], lambda g, w, x, b, out: (g * x, g * w, g), ""),
      (NEURON_WRONG["pre_activation"],
-      lambda g, w, x, b, out: tuple(g * (1 - ((w * x).sum() + b)**2) * t for t in (x, w, torch.ones_like(b)))),
+      lambda g, w, x, b, out: tuple(g * (1 - ((w * x).sum() + b)**2) * t for t in (x, w, torch.ones_like(b))), ""),
      (NEURON_WRONG["at_output"],
-      lambda g, w, x, b, out: tuple(g * (1 - torch.tanh(out)**2) * t for t in (x, w, torch.ones_like(b)))),
+      lambda g, w, x, b, out: tuple(g * (1 - torch.tanh(out)**2) * t for t in (x, w, torch.ones_like(b))), ""),
      (NEURON_WRONG["wrong_vector"],
-      lambda g, w, x, b, out: (g * (1 - out**2) * w, g * (1 - out**2) * x, g * (1 - out**2)))],
+      lambda g, w, x, b, out: (g * (1 - out**2) * w, g * (1 - out**2) * x, g * (1 - out**2)), "")],
     [((3,), (3,), ()), ((4,), (4,), ()), ((5,), (5,), ())], NEURON,
     ("local = grad_output * (1 - out**2); return local * x, local * w, local",), span=(-1.0, 1.0))
 

@@ -9,6 +9,7 @@ from ...words import words_of
 from ..choices import ChoiceForm
 from ..exercise import Diagnoser, Exercise
 from ..forms import PartsForm, TensorForm
+from ...i18n import N_
 from ..registry import register
 from ..run import run, tensor_code, variant_values
 from .common import on_x, stated, tensor_pair, x_grad
@@ -24,7 +25,7 @@ def vjp_weights(seed=None) -> Exercise:
     setup, x, expected = s.setup, s.value("x"), s.value("x.grad")
     v = torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64)
     diagnosers = [
-        Diagnoser(d("all_ones"), 2 * x),
+        Diagnoser(d("all_ones"), 2 * x, ask=t["asks"]("all_ones")),
         Diagnoser(d("weights_only"), v),
         Diagnoser(d("no_factor"), v * x),
         Diagnoser(d("summed"), expected.sum()),
@@ -47,7 +48,9 @@ def jacobian_shape(seed=None) -> Exercise:
     shape = next(k for k, s in SHAPES.items() if s == str(tuple(J.shape)))
     diagonal = J.diagonal().clone()
     x = ns["x"].detach()
-    form = PartsForm([("shape", ChoiceForm(SHAPES)), ("diagonal", TensorForm("J.diagonal()", "x"))])
+    # Translators: what J.diagonal() is, in "...: J's diagonal has one entry per element of x"
+    diagonal_noun = N_("J's diagonal")
+    form = PartsForm([("shape", ChoiceForm(SHAPES)), ("diagonal", TensorForm("J.diagonal()", "x", noun=diagonal_noun))])
     diagnosers = [
         Diagnoser(d("shape"), part=0, when=lambda v: v != shape),
         Diagnoser(d("y_itself"), part=1, value=x ** 3),
