@@ -271,3 +271,41 @@ def test_a_failed_backward_gets_the_explainers_fix_not_an_undefined_name():
     assert "explain(err)" not in prof.fix and "loss.backward(retain_graph=True)" in prof.fix
     with pytest.raises(ZeroDivisionError):  # an error outside backward is the learner's own
         profile_backward(lambda: 1 / 0, steps=1)
+
+
+def test_a_step_interrupted_or_patched_leaves_torch_as_it_was_or_as_the_other_tool_made_it():
+    """The profiler's scoped wrapper of torch.autograd.backward: put back when the step raises
+    KeyboardInterrupt (Ctrl-C in the learner's code), and a replacement another tool made during
+    the step is left in place (wrapping the lab's, which then only passes calls on)."""
+    w = torch.nn.Parameter(torch.ones(3))
+    real_backward = torch.autograd.backward
+
+    def interrupted():
+        (w * 2).sum().backward()
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        profile_backward(interrupted, steps=2, warmup=0)
+    assert torch.autograd.backward is real_backward
+
+    calls = []
+
+    def other_tool():
+        inner = torch.autograd.backward
+
+        def theirs(*args, **kwargs):
+            calls.append("theirs")
+            return inner(*args, **kwargs)
+        torch.autograd.backward = theirs
+        (w * 2).sum().backward()
+        return None
+
+    try:
+        w.grad = None
+        prof = profile_backward(other_tool, steps=1, warmup=0)
+        assert prof.own_backward and calls == ["theirs"]
+        assert torch.autograd.backward is not real_backward and torch.autograd.backward.__name__ == "theirs"
+        (w * 2).sum().backward()  # theirs still works, through the lab's wrapper that only passes it on
+        assert calls == ["theirs", "theirs"] and torch.equal(w.grad, torch.full((3,), 4.))
+    finally:
+        torch.autograd.backward = real_backward

@@ -60,7 +60,11 @@ class OwnBackward:
     torch.autograd.backward) and notes the nodes each one walks, counted before it runs.
 
     The engine says nowhere when a backward starts and ends, so for the step's duration the one
-    name both calls go through, torch.autograd.backward, is wrapped; it is put back on exit.
+    name both calls go through, torch.autograd.backward, is wrapped; it is put back on exit (the
+    profiler enters it with Ctrl-C held while the lab's own code runs: stepper.guard). Not a
+    TorchFunctionMode, as record() uses: a mode is called for every op of the forward, and made the
+    forward that the profiler times about 60% slower. If another tool replaced the name during the
+    step, its replacement is left in place (it wraps this one, which then only passes calls on).
     A backward nested in another (a reentrant checkpoint's) is part of the outer one.
 
     >>> w = torch.ones(2, requires_grad=True)
@@ -80,14 +84,20 @@ class OwnBackward:
 
     def __enter__(self) -> OwnBackward:
         self._real = torch.autograd.backward
-        torch.autograd.backward = self._timed
+        self._wrapper = self._timed  # one bound method, to know it again on exit
+        torch.autograd.backward = self._wrapper
         return self
 
     def __exit__(self, *exc) -> None:
-        torch.autograd.backward = self._real
+        if torch.autograd.backward is self._wrapper:
+            torch.autograd.backward = self._real
+        else:
+            self.calls_through = True  # another tool's replacement, made during the step, stays
+
+    calls_through = False  # set when a replacement made during the step kept this wrapper in torch's name
 
     def _timed(self, tensors, *args, **kwargs):
-        if self._depth:
+        if self._depth or self.calls_through:
             return self._real(tensors, *args, **kwargs)
         if not isinstance(tensors, (torch.Tensor, tuple, list)):
             tensors = tuple(tensors)  # a generator is read here and by the real backward

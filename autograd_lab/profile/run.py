@@ -14,6 +14,7 @@ from ..format import quote
 from ..i18n import _
 from ..names import label
 from ..names import learner_tensors
+from ..stepper.guard import held_interrupts
 from . import measure as m
 from .records import Profile, StepRecord
 from .verdict import judge
@@ -97,7 +98,7 @@ def _step(prof, step_fn, i, warm, seen, before, params, last) -> bool:
     own = m.OwnBackward(cuda=clock.cuda)
     clock.start()
     try:
-        with own:
+        with held_interrupts(), own:  # Ctrl-C in the step's code stops it; in the lab's, waits for the exit
             loss = step_fn()
     except RuntimeError as err:
         if err is not own.error:
