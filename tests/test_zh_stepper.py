@@ -193,7 +193,7 @@ def test_the_widget_speaks_chinese(zh, seed):
     assert checked(s, "[2/3, 4/3, 2]") == "<b>正确</b>：与引擎的结果一致" and s.index == 2
     assert checked(s, "[5.0, 1.0, 7.0]") == "<b>不正确</b>：最多相差 5.0000" and s.index == 3
     unread = checked(s, "2 * ((")  # code is not read: the box takes numbers as typed
-    assert unread.startswith("<b>无法读取</b>：") and "2 * ((" in unread and s.index == 3
+    assert unread.startswith("<b>未检查</b>：") and "2 * ((" in unread and s.index == 3
     s.release()
     chinese(s.widget.children[0].value)
     chinese(repr(s))
@@ -439,7 +439,7 @@ def test_the_english_verdicts_are_unchanged(seed):
     assert checked(s, "[2/3, 4/3, 2]") == "<b>right</b>: matches the engine"
     assert checked(s, "[5.0, 1.0, 7.0]") == "<b>wrong</b>: off by up to 5.0000"
     unread = checked(s, "2 * ((")  # code is not read: the box takes numbers as typed
-    assert unread.startswith("<b>could not read that</b>: ") and "2 * ((" in unread
+    assert unread.startswith("<b>not checked</b>: ") and "2 * ((" in unread
     several = compare((1.0, "abc"), (torch.ones(2), torch.ones(2)))
     assert several.message.startswith("not for input 1, 2: wrong shape: you gave (), the gradient has shape (2,)")
 

@@ -124,8 +124,9 @@ def next_prompt(trace: Trace, index: int) -> str:
 
 
 def unread_html(err: Exception) -> str:
-    """What the prediction box says when it cannot read what was typed (nothing is revealed)."""
-    unread = esc(_("could not read that"))
+    """What the prediction box says when it cannot read what was typed (nothing is revealed): not
+    checked, and the reader's own words (which say what could not be read, and what to type)."""
+    unread = esc(_("not checked"))
     said = esc(message(err)) if isinstance(err, WrongForm) else f"{esc(type(err).__name__)}: {esc(message(err))}"
     return _("{heading}: {text}").format(heading=f"<b>{unread}</b>", text=said)
 
