@@ -91,6 +91,15 @@ class Result:
         return self.message
 
 
+class NotCorrect(AssertionError):
+    """What a check that is not correct raises in grading mode: its message, and the Result itself
+    (so that a widget still shows its own status, "close" included)."""
+
+    def __init__(self, result: Result):
+        super().__init__(result.message)
+        self.result = result
+
+
 class WrongForm(Exception):
     """The answer is not of a form the exercise can read; the message says which form it wants."""
 

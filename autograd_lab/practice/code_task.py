@@ -4,6 +4,7 @@ grows from step to step), never at a value it returns alone. A function that sti
 placeholder ____ is not attempted."""
 from __future__ import annotations
 
+import dis
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,8 +14,8 @@ import torch
 from ..format import message
 from ..i18n import N_, _
 from . import progress
-from .checking import NOT_ATTEMPTED, Placeholder, Result, WrongForm
-from .exercise import Exercise, Note
+from .checking import INCORRECT, NOT_ATTEMPTED, Placeholder, Result, WrongForm
+from .exercise import Exercise, Note, incorrect
 from .forms import Form
 
 
@@ -35,6 +36,30 @@ def uses_blank(answer) -> bool:
             return True
         stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
     return False
+
+
+def uses_attribute(answer, name: str) -> bool:
+    """Whether a function's code reads or writes the attribute `name` (``h.data``), its inner
+    functions included: read off the compiled code, never run.
+
+    >>> uses_attribute(lambda h: h.data * 2, "data"), uses_attribute(lambda h: h.detach(), "data")
+    (True, False)
+    """
+    code = getattr(answer, "__code__", None)
+    stack, seen = ([code] if code is not None else []), 0
+    while stack and seen < 100:
+        c = stack.pop()
+        seen += 1
+        if any(i.opname in ("LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR") and i.argval == name
+               for i in dis.get_instructions(c)):
+            return True
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return False
+
+
+DATA = N_("Your function uses .data. Lesson 03 shows why not: autograd does not see a change made through "
+          ".data (it skips the version counter), so a gradient can come out silently wrong. Use detach(), "
+          "which autograd keeps track of.")
 
 
 class CodeForm(Form):
@@ -68,6 +93,7 @@ class CodeExercise(Exercise):
 
     kind: str = N_("what your code does")
     predicts: bool = False
+    refuse_data: bool = False  # a function that uses .data is refused (lesson 03 teaches against it)
 
     def confirm(self) -> Note:
         """After a check: what your last function did beside what the task asks for."""
@@ -85,6 +111,8 @@ class CodeExercise(Exercise):
         if callable(answer) and not isinstance(answer, (torch.Tensor, Placeholder)) and uses_blank(answer):
             return Result(self.name, NOT_ATTEMPTED, _("Not attempted yet: your function still uses ____; "
                                                       "replace it, then {example}").format(example=self.example))
+        if self.refuse_data and callable(answer) and uses_attribute(answer, "data"):
+            return Result(self.name, INCORRECT, incorrect(_(DATA)), "uses_data")
         return super()._verdict(answer)
 
 

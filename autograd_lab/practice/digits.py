@@ -13,9 +13,13 @@ from fractions import Fraction
 
 import torch
 
+from ..i18n import N_
+
 RIGHT, CLOSE, WRONG = "right", "close", "wrong"
 #: why an answer is close: too few significant digits, or cut off instead of rounded
 FEW_DIGITS, CUT = "too_few_digits", "cut"
+#: what the stepper's prediction box says of a number cut off: the whole verdict, and the part after its word
+CUT_VERDICT, CUT_REASON = N_("close: round, do not cut"), N_("round, do not cut")
 MIN_DIGITS = 3
 CUT_DIGITS = 2  # a number cut off at its last digit is told so when it has at least this many
 

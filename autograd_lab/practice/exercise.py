@@ -18,7 +18,7 @@ from ..errors import LabInputError
 from ..format import fmt, quote
 from ..i18n import N_, _
 from . import progress
-from .checking import (CLOSE as CLOSE_STATUS, CORRECT, INCORRECT, NOT_ATTEMPTED, Result, WrongForm,
+from .checking import (CLOSE as CLOSE_STATUS, CORRECT, INCORRECT, NOT_ATTEMPTED, NotCorrect, Result, WrongForm,
                        is_placeholder, safe_repr, status_label)
 from .digits import CLOSE, CUT, RIGHT
 from .forms import Form, FunctionForm, PartsForm, TensorForm, factors_of
@@ -135,7 +135,7 @@ class Exercise:
             self.mistakes[result.diagnosis] = self.mistakes.get(result.diagnosis, 0) + 1
         progress.record_check(self.name, result.status, result.diagnosis)
         if progress.grading() and not result.correct:
-            raise AssertionError(result.message)
+            raise NotCorrect(result)
         return result
 
     def _verdict(self, answer) -> Result:

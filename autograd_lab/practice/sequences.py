@@ -24,12 +24,14 @@ def _norm(word: str) -> str:
 class OrderForm(Form):
     """Node names in the order they ran: ["AddBackward0", "SinBackward0", ...] or one string with
     the names separated by commas or arrows. `aliases` maps each node's label to the other words
-    that name it (the tensor it belongs to, the op without its number)."""
+    that name it (the tensor it belongs to, the op without its number). With `waits` (each node's
+    label and the labels of the nodes it waits for), any order that names every node once, each
+    after all the nodes it waits for, is right: that much is what the engine guarantees."""
 
     takes_text = True
 
-    def __init__(self, labels: list[str], aliases: dict[str, list[str]]):
-        self.labels = labels
+    def __init__(self, labels: list[str], aliases: dict[str, list[str]], waits: dict[str, set[str]] | None = None):
+        self.labels, self.waits = labels, waits
         self.words = {_norm(label): label for label in labels}
         for label, others in aliases.items():
             self.words.update({_norm(o): label for o in others})
@@ -57,6 +59,20 @@ class OrderForm(Form):
             order.append(label)
         return tuple(order)
 
+    def same(self, value, target) -> bool:
+        if self.waits is None or len(value) != len(target) or set(value) != set(target):
+            return value == target
+        return self._early(value) is None
+
+    def _early(self, value) -> tuple[str, str] | None:
+        """The first node named before one it waits for, with that one; None when none is."""
+        at = {label: i for i, label in enumerate(value)}
+        for i, label in enumerate(value):
+            for sender in sorted((self.waits or {}).get(label, ())):
+                if at.get(sender, -1) > i:
+                    return label, sender
+        return None
+
     def explain(self, value, expected) -> str | None:
         repeated = sorted({v for v in value if value.count(v) > 1})
         if repeated:
@@ -68,6 +84,10 @@ class OrderForm(Form):
                      "AccumulateGrad node of each leaf that requires grad included.").format(nodes=", ".join(missing))
         if value and value[0] != expected[0]:
             return _("Backward starts from the output: the first node to run is the output's grad_fn.")
+        early = self._early(value) if self.waits is not None else None
+        if early:
+            return _("{node} comes before {sender}, but {sender} sends it a gradient: a node runs only after "
+                     "every gradient it waits for has arrived.").format(node=early[0], sender=early[1])
         return None
 
 
@@ -93,11 +113,14 @@ class RowsForm(Form):
         self.example = 'ex.check({"' + keys[0] + '": ("yes", "ok"), ...})'
 
     def _key(self, word: str) -> str:
-        w = _norm(word).lstrip("a").rstrip(":")
-        w = "." + w if w == "data" else w
+        """The copy a word names: as the statement writes it (a.detach(), a.data, a.view(-1)), as the
+        keys are written (detach(), .data) or shorter (detach, data, numpy)."""
+        w = _norm(word).rstrip(":")
+        w = w[2:] if w.startswith("a.") else w
         for key in self.keys:
             k = _norm(key)
-            if w in (k, k.rstrip("()"), k.split("(")[0], k.lstrip("."), k.rstrip("()").split(".")[-1]):
+            if w.lstrip(".") in (k.lstrip("."), k.rstrip("()"), k.split("(")[0], k.lstrip(".").rstrip("()"),
+                                 k.rstrip("()").split(".")[-1]):
                 return key
         raise WrongForm(_("'{word}' is not one of the copies asked about: {copies}.").format(
             word=quote(word), copies=", ".join(self.keys)))

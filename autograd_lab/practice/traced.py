@@ -61,13 +61,14 @@ def _gradients(namespace: dict, inside: bool = True) -> list[tuple[str, torch.Te
     """(how the learner names it, the gradient) for the tensors and modules of one namespace, and of
     the dicts it holds (one level: a namespace kept in a dict, ns["x"])."""
     found: list[tuple[str, torch.Tensor]] = []
+    nested: list[tuple[str, torch.Tensor]] = []  # after the names of the namespace itself
     for name, value in list(namespace.items())[:NAMES]:
         if not isinstance(name, str) or name.startswith("_"):
             continue
         if inside and isinstance(value, dict) and value is not namespace:
             for label, g in _gradients(value, inside=False):
                 key, _dot, rest = label.partition(".")
-                found.append((f"{name}[{key!r}].{rest}", g))
+                nested.append((f"{name}[{key!r}].{rest}", g))
         elif isinstance(value, torch.Tensor):
             g = _grad(value)
             if g is not None:
@@ -83,7 +84,7 @@ def _gradients(namespace: dict, inside: bool = True) -> list[tuple[str, torch.Te
                         found.append((f"{name}.{pname}.grad", g))
             except Exception:  # a module whose parameters cannot be listed is not the learner's gradient
                 continue
-    return found
+    return found + nested
 
 
 def _callers() -> list[dict]:

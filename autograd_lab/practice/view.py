@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from ..display import ModelView
 from ..i18n import N_, _
 from . import bank, faces, report
-from .checking import ____, Result, WrongForm
+from .checking import ____, NotCorrect, Result, WrongForm
 from .exercise import Exercise
 from .typed import Name, name_message, read_typed
 
@@ -72,8 +72,8 @@ class ExerciseView(ExercisePage):
             return text, faces.message_html(text)
         try:
             result = self.model.check(answer)
-        except AssertionError as err:  # grading mode: the widget still shows the verdict
-            result = Result(self.model.name, "incorrect", str(err))
+        except AssertionError as err:  # grading mode: the widget still shows the verdict, with its status
+            result = err.result if isinstance(err, NotCorrect) else Result(self.model.name, "incorrect", str(err))
         return result.message, faces.result_html(result)
 
     def hint_faces(self) -> tuple[str, str]:

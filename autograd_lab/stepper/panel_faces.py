@@ -8,6 +8,7 @@ from ..graph import Node
 from ..i18n import _, ngettext
 from ..names import label
 from ..practice.checking import WrongForm
+from ..practice.digits import CUT, CUT_REASON
 from ..text import esc
 from .faces import LINE, first_few, arriving, fmt, name_of_saved, sent_on, step_title
 from .recompute import recomputations
@@ -133,9 +134,10 @@ def unread_html(err: Exception) -> str:
 
 def verdict_html(verdict) -> str:
     """A prediction's verdict in the box: the word once, in bold, then what to know."""
-    close = verdict.diagnosis == "too_few_digits"
+    close = verdict.diagnosis in ("too_few_digits", CUT)
     word = _("right") if verdict.right else _("close") if close else _("wrong")
-    # 'close: give three significant digits' keeps its word once
-    message = _("give three significant digits") if close else verdict.message
+    # 'close: give three significant digits' and 'close: round, do not cut' keep their word once
+    message = (_("give three significant digits") if verdict.diagnosis == "too_few_digits"
+               else _(CUT_REASON) if verdict.diagnosis == CUT else verdict.message)
     return _("{heading}: {text}").format(heading=f"<b>{esc(word)}</b>", text=esc(message))
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import torch
 
+from ..format import number
 from ..i18n import _
 from ..practice.checking import WrongForm
-from ..practice.digits import CLOSE, RIGHT, WRONG, Numbers, judge
+from ..practice.digits import CLOSE, CUT, CUT_VERDICT, RIGHT, WRONG, Numbers, close_reason, judge
 from ..practice.reading import read_numbers
 from ..tensors import Summary
 
@@ -72,14 +73,16 @@ def compare(answer, expected, step=None) -> Verdict:
     if grade == RIGHT:
         return Verdict(True, _("matches the engine") if diff < 1e-12 else _("matches the engine to the digits you "
                                                                              "gave"), diff)
+    if grade == CLOSE and close_reason(given, target) == CUT:  # 0.666 for 2/3: cut off, not rounded
+        return Verdict(False, _(CUT_VERDICT), diff, CUT)
     if grade == CLOSE:
         return Verdict(False, _("close: give three significant digits"), diff, "too_few_digits")
     found = diagnose(given, target, step) if step is not None else None
     if found:
         key, said = found
         return Verdict(False, _("{mistake} (off by up to {difference})").format(mistake=said,
-                                                                                difference=f"{diff:.4f}"), diff, key)
-    return Verdict(False, _("off by up to {difference}").format(difference=f"{diff:.4f}"), diff)
+                                                                                difference=number(diff)), diff, key)
+    return Verdict(False, _("off by up to {difference}").format(difference=number(diff)), diff)
 
 
 def _several(answer, expected: tuple) -> Verdict:

@@ -126,10 +126,11 @@ def tensor_pair(first: tuple[str, str, torch.Tensor], second: tuple[str, str, to
 
 
 def flags(cases: dict[str, str], answer: Callable[[str], bool], surprise: str, about: tuple[str, str],
-          solution: tuple[str, str], **statement) -> Exercise:
+          solution: tuple[str, str], asks: tuple[str, str] = ("", ""), **statement) -> Exercise:
     """Yes/no answers, one per case (name: code) in order, each what answer(code) gives; the case
     `surprise` is the one learners get wrong: about is what a wrong answer there is told, then what a
-    wrong answer to any other case is told. The solution starts with its label and every case's
+    wrong answer to any other case is told (`asks`: what a first such mistake is asked instead, the
+    step to re-think without the answer). The solution starts with its label and every case's
     answer, then goes on with its text.
 
     >>> ex = flags({"a": "1", "b": "0"}, lambda code: code == "1", "b", ("B is no.", "A is yes."),
@@ -141,8 +142,9 @@ def flags(cases: dict[str, str], answer: Callable[[str], bool], surprise: str, a
     expected = tuple(answer(code) for code in cases.values())
     at = keys.index(surprise)
     diagnosers = [
-        Diagnoser(about[0], when=lambda v: v[at] != expected[at]),
-        Diagnoser(about[1], when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at)),
+        Diagnoser(about[0], when=lambda v: v[at] != expected[at], ask=asks[0]),
+        Diagnoser(about[1], when=lambda v: any(v[i] != expected[i] for i in range(len(keys)) if i != at),
+                  ask=asks[1]),
     ]
     answers = listed((FLAGS("case_yes") if e else FLAGS("case_no")).format(case=k)
                      for k, e in zip(keys, expected, strict=True))

@@ -89,7 +89,7 @@ def straight_through(seed=None) -> CodeExercise:
     return CodeExercise(
         seed=seed, setup="def straight_through(x):\n    # " + t("setup_comment").format(op=name) + "\n    return ____",
         form=form, expected=Behaviour(True, "right"), solution_text=t("solution").format(right=right, op=name),
-        diagnosers=diagnosers, example="ex.check(straight_through)",
+        diagnosers=diagnosers, example="ex.check(straight_through)", refuse_data=True,
         **stated(t, intro=t("intro").format(op=name), question=t("question").format(op=name),
                  hints=[hint.format(op=name) for hint in t.all("hints")] + [f"c = (torch.{name}(x) - x).detach()"],
                  praise=t("praise").format(op=name)))

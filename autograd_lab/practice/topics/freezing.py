@@ -57,6 +57,7 @@ def which_mode_records(seed=None) -> Exercise:
     return flags(
         MODES, lambda code: bool(run(f"{MODEL}\n{code}")["out"].requires_grad), "eval",
         (d("eval"), d("other_modes")), ("out.requires_grad", t("solution")),
+        asks=(t["asks"]("eval"), t["asks"]("other_modes")),
         name="which_mode_records", setup=setup,
         **stated(t, question=t("question").format(order=listed(MODES))))
 

@@ -155,13 +155,15 @@ def reference_step(w, opt, x, h):
 class Training:
     """What the learner's step did over the steps: the error it raised (a short kind, or ""), whether
     the graph reachable from the returned state grew with the step number, whether a clone() sits in
-    that graph, and whether w ends where the training takes it."""
+    that graph, and whether w ends where the training takes it; retained: whether a backward kept
+    its graph (retain_graph=True left in), which a fixed step does not need but which is no error."""
 
     error: str
     grows: bool
     clone: bool
     trains: bool
     sizes: tuple = field(default=(), compare=False)
+    retained: bool = field(default=False, compare=False)
 
     def describe(self) -> str:
         t = W["training"]
@@ -179,6 +181,35 @@ class Training:
         return t("grows_trains") if self.trains else t("grows_off")
 
 
+def kept(state) -> bool:
+    """Whether the graph behind a state still holds the values it saved: a backward through it ran
+    with retain_graph=True (after a plain backward they are freed)."""
+    if not isinstance(state, torch.Tensor) or state.grad_fn is None:
+        return False
+    for count, (fn, _slot) in enumerate(walk(state)):
+        if count > 50:
+            break
+        for attr in (a for a in dir(fn) if a.startswith("_saved_")):
+            try:
+                getattr(fn, attr)
+            except RuntimeError:
+                return False
+            return True
+    return False
+
+
+def asks_retain(fn) -> bool:
+    """Whether a function's code passes retain_graph=True (read off its compiled code, never run)."""
+    code = getattr(fn, "__code__", None)
+    stack = [code] if code is not None else []
+    while stack:
+        c = stack.pop()
+        if any(isinstance(k, tuple) and "retain_graph" in k for k in c.co_consts) and True in c.co_consts:
+            return True
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return False
+
+
 def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
     """Run a step function STEPS times on fresh weights and data (private random state): what it did,
     and where w ended (None when a step failed)."""
@@ -188,6 +219,7 @@ def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
         opt = torch.optim.SGD([w], lr=0.1)
         h = torch.zeros(3)
         sizes: list[int] = []
+        retained = False
         for x in torch.randn(STEPS, 3):
             out = call(fn, w, opt, x, h, what=W["training"]("your_step"))
             if isinstance(out, RuntimeError):
@@ -198,9 +230,11 @@ def train(fn, seed: int) -> tuple[Training, torch.Tensor | None]:
             if not isinstance(out, torch.Tensor):
                 raise WrongForm(W["training"]("returned").format(kind=type(out).__name__))
             h = out
+            retained = retained or kept(h)
             sizes.append(nodes(h))
         clone = any(fn_.name() == "CloneBackward0" for fn_, _slot in walk(h))
-        return Training("", sizes[-1] > sizes[1], clone, True, tuple(sizes)), w.detach().clone()
+        retained = retained or asks_retain(fn)
+        return Training("", sizes[-1] > sizes[1], clone, True, tuple(sizes), retained), w.detach().clone()
 
 
 @register("fix_training_step", W["fix_training_step"]["title"], lesson=5)
@@ -216,7 +250,7 @@ def fix_training_step(seed=None) -> CodeExercise:
         if w is None:
             return found
         return Training(found.error, found.grows, found.clone,
-                        bool(torch.allclose(w, target, rtol=1e-5, atol=1e-7)), found.sizes)
+                        bool(torch.allclose(w, target, rtol=1e-5, atol=1e-7)), found.sizes, found.retained)
 
     diagnosers = [
         Diagnoser(d("freed_graph"), when=lambda b: b.error == "freed", key="freed_graph"),
@@ -231,4 +265,6 @@ def fix_training_step(seed=None) -> CodeExercise:
         seed=seed, setup=BUGGY.format(seed=data_seed, steps=STEPS, state=t("state_comment"), added=t("added_comment")),
         form=CodeForm(probe, "ex.check(fixed_step)", "fixed_step(w, opt, x, h)"),
         expected=Training("", False, False, True), diagnosers=diagnosers, solution_text=solution,
-        example="ex.check(fixed_step)", **stated(t, question=t("question").format(steps=STEPS)))
+        example="ex.check(fixed_step)", refuse_data=True,
+        remark=lambda b: t["remarks"]("retain_graph") if getattr(b, "retained", False) else "",
+        **stated(t, question=t("question").format(steps=STEPS)))
