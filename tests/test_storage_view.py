@@ -133,3 +133,14 @@ def test_storage_magic_gives_short_usage_messages(ip, line, value, words):
         ip.user_ns["x"] = value
     with pytest.raises(UsageError, match=words):
         ip.run_line_magic("storage", line)
+
+
+def test_compare_storage_calls_the_tensor_by_the_callers_name_as_the_magic_does():
+    h = torch.tensor([1., 2.], requires_grad=True)
+    from autograd_lab import compare_storage as public
+
+    report = public(h)
+    assert report.name == "h" and "h.detach()" in report.text() and "a.detach()" not in report.text()
+    unnamed = public(h * 1)  # (outside an assert: pytest keeps an assert's temporaries under names)
+    assert unnamed.name == "a"  # no name of the caller's: the texts' own letter
+    assert public(h, name="mine").name == "mine"

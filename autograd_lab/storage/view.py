@@ -10,7 +10,7 @@ import torch
 from ..display import ModelView, image_widget, png
 from ..text import esc
 from ..errors import LabInputError
-from ..names import label
+from ..names import caller_names, label, name_in
 from ..i18n import _
 from . import faces
 from .copies import check, copies
@@ -88,16 +88,20 @@ class StorageView(ModelView):
         return box
 
 
-def compare_storage(a, edit: str = "mul_", name: str = "a", names: Mapping | None = None) -> StorageView:
+def compare_storage(a, edit: str = "mul_", name: str | None = None, names: Mapping | None = None) -> StorageView:
     """Which copies of a share its storage and its version counter, which stay in the graph, and what
     an in-place edit of each copy does to the next backward. Runs on twins; a is never changed.
-    edit is one of "mul_", "add_", "zero_", "numpy"; name is how texts call a; names (a namespace)
+    edit is one of "mul_", "add_", "zero_", "numpy"; name is how texts call a (by default the
+    caller's own name for it, as %storage x calls it x; "a" if it has none); names (a namespace)
     lets the report mention the learner's other tensors that live in a's storage. Bad input raises
     LabInputError with what to type instead.
 
-    >>> report = compare_storage(torch.tensor([1., 2., 3.], requires_grad=True))
-    >>> report["detach()"].after_inplace, report[".data"].after_inplace
-    ('error', 'silently wrong')
+    >>> w = torch.tensor([1., 2., 3.], requires_grad=True)
+    >>> report = compare_storage(w)
+    >>> report.name, report["detach()"].after_inplace, report[".data"].after_inplace
+    ('w', 'error', 'silently wrong')
     """
+    if name is None:
+        name = name_in(names if names is not None else caller_names(), a) or "a"
     check(a, name)
     return StorageView(a, name, names, edit)
