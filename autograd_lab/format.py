@@ -1,10 +1,10 @@
-"""Plain-text formatting shared by every layer: numbers with 4 decimals as PyTorch prints them,
+"""Plain-text formatting shared by every layer: numbers as PyTorch prints them (its default 4 decimals),
 tensors on one short line (big ones summarised), aligned tables, PyTorch's messages on one line.
 Deterministic: the same values always give the same characters."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
@@ -17,24 +17,58 @@ from .tensors import Summary
 DECIMALS = 4
 
 
-def number(v: float, decimals: int = DECIMALS) -> str:
-    if isinstance(v, bool):
+def number(v: float | complex, decimals: int = DECIMALS) -> str:
+    """One number as PyTorch prints it alone, as a 0-d tensor (a float in the learner's values).
+
+    >>> number(1 / 3), number(1.5e-06), number(6.0), number(3)
+    ('0.3333', '1.5000e-06', '6.', '3')
+    """
+    if isinstance(v, (bool, int)):
         return str(v)
-    if isinstance(v, int):
-        return str(v)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    text = f"{v:.{decimals}f}"
-    return "0." + "0" * decimals if text == "-0." + "0" * decimals else text
+    if isinstance(v, complex):
+        return complex_numbers([v], decimals)[0]
+    return numbers([float(v)], decimals)[0]
+
+
+def numbers(values: list[float], decimals: int = DECIMALS) -> list[str]:
+    """Floats as PyTorch prints them together in one tensor, with its default print options (4
+    decimals) whatever the learner set, and without its padding. The whole tensor switches to
+    scientific notation when its nonzero finite values span more than a factor of 1000, or one is
+    above 1e8 or below 1e-4; a tensor whose values are all whole numbers prints them as ``6.``.
+
+    >>> numbers([1.5e-06, 6.0]), numbers([0.5, 2.0]), numbers([0.0, 6.0, float("nan")])
+    (['1.5000e-06', '6.0000e+00'], ['0.5000', '2.0000'], ['0.', '6.', 'nan'])
+    """
+    finite = [abs(v) for v in values if math.isfinite(v) and v != 0]
+    if not finite:  # zeros, nan and inf only
+        return [f"{v:.0f}" + ("." if math.isfinite(v) else "") for v in values]
+    whole = all(v == math.ceil(v) for v in values if math.isfinite(v) and v != 0)
+    low, high = min(finite), max(finite)
+    if high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4:
+        return [f"{v:.{decimals}e}" for v in values]
+    if whole:
+        return [f"{v:.0f}" + ("." if math.isfinite(v) else "") for v in values]
+    return [f"{v:.{decimals}f}" for v in values]
+
+
+def complex_numbers(values: list[complex], decimals: int = DECIMALS) -> list[str]:
+    """Complex numbers as PyTorch prints them together: the real parts formatted as one tensor, the
+    imaginary parts as another, joined as ``a+bj``.
+
+    >>> complex_numbers([2 - 4j, 0.5j])
+    ['2.-4.0000j', '0.+0.5000j']
+    """
+    reals = numbers([v.real for v in values], decimals)
+    imags = numbers([v.imag for v in values], decimals)
+    return [r + ("" if i[0] in "+-" else "+") + i + "j" for r, i in zip(reals, imags, strict=True)]
 
 
 def fmt(value: Any, limit: int = 8, decimals: int = DECIMALS) -> str:
-    """A value as one short line: tensors like PyTorch prints them (4 decimals), big ones summarised.
+    """A value as one short line: tensors as PyTorch prints them (the same notation for the whole
+    tensor, 4 decimals), big ones summarised.
 
-    >>> fmt(torch.tensor([1/3, 2/3]))
-    '[0.3333, 0.6667]'
+    >>> fmt(torch.tensor([1/3, 2/3])), fmt(torch.tensor([1.5e-06, 6.0])), fmt(torch.tensor([1, 2]))
+    ('[0.3333, 0.6667]', '[1.5000e-06, 6.0000e+00]', '[1, 2]')
     """
     if value is None:
         return "None"
@@ -45,15 +79,19 @@ def fmt(value: Any, limit: int = 8, decimals: int = DECIMALS) -> str:
         return f"<{shape} {_dtype(value.dtype)}, norm {number(value.norm, decimals)}>"
     if isinstance(value, torch.Tensor):
         t = value.detach()
-        if t.is_complex():
-            return f"<{'x'.join(map(str, t.shape))} {_dtype(t.dtype)}>"
         if t.numel() > limit:
             shape = "x".join(str(s) for s in t.shape)
-            norm = float(t.double().norm())
+            norm = float(t.double().norm()) if not t.is_complex() else float(t.abs().double().norm())
             return f"<{shape} {_dtype(t.dtype)}, norm {number(norm, decimals)}>"
-        as_int = not (t.is_floating_point() or t.is_complex())
-        return _nested(t.tolist(), decimals, as_int)
-    if isinstance(value, float):
+        if t.is_complex():
+            t = t.resolve_conj().resolve_neg()
+            flat = complex_numbers([complex(v) for v in t.reshape(-1).tolist()], decimals)
+        elif t.is_floating_point():
+            flat = numbers([float(v) for v in t.reshape(-1).tolist()], decimals)
+        else:  # integers and bools
+            flat = [str(v) for v in t.reshape(-1).tolist()]
+        return _nested(list(t.shape), iter(flat))
+    if isinstance(value, (float, complex)):
         return number(value, decimals)
     if isinstance(value, (tuple, list)):
         inner = ", ".join(fmt(v, limit, decimals) for v in value)
@@ -63,12 +101,11 @@ def fmt(value: Any, limit: int = 8, decimals: int = DECIMALS) -> str:
     return str(value)
 
 
-def _nested(values: Any, decimals: int, as_int: bool) -> str:
-    if isinstance(values, list):
-        return "[" + ", ".join(_nested(v, decimals, as_int) for v in values) + "]"
-    if as_int or isinstance(values, bool):
-        return str(values)
-    return number(float(values), decimals)
+def _nested(shape: list[int], flat: Iterator[str]) -> str:
+    """The formatted values of a tensor of this shape, nested in brackets as its rows are."""
+    if not shape:
+        return next(flat)
+    return "[" + ", ".join(_nested(shape[1:], flat) for _ in range(shape[0])) + "]"
 
 
 def _dtype(dtype: torch.dtype) -> str:

@@ -74,7 +74,7 @@ def test_jacobian_magic_takes_two_expressions_and_weights(seeded):
     text = out.outputs[-1].data["text/plain"]
     x = seeded.user_ns["x"]
     expected = torch.autograd.grad(x ** 2, x, torch.tensor([1., 0., 2.], dtype=torch.double))[0]
-    assert "12.0000" in text and expected.tolist() == [2.0, 0.0, 12.0]
+    assert "12.]" in text and expected.tolist() == [2.0, 0.0, 12.0]
     assert x.grad is None
     with pytest.raises(UsageError, match="two expressions"):
         seeded.run_line_magic("jacobian", "y")

@@ -181,17 +181,17 @@ def test_the_titles_are_chinese(zh):
 # ---- the English faces, byte for byte -------------------------------------------------------------
 
 ENGLISH = {
-    ("vjp_weights", None): "J = diag(2 x) = diag([2.0000, 4.0000, 6.0000]), so v @ J = v * 2x = "
-                           "[2.0000, 0.0000, 12.0000].\nbackward(v) never builds J: PowBackward0 multiplies "
+    ("vjp_weights", None): "J = diag(2 x) = diag([2., 4., 6.]), so v @ J = v * 2x = "
+                           "[2., 0., 12.].\nbackward(v) never builds J: PowBackward0 multiplies "
                            "what arrives (v) by 2x.",
     ("jacobian_shape", None): "J has shape (3, 3) (3 elements of y by 3 of x); it is diagonal because x**3 acts "
-                              "element by element, and its diagonal is 3 x**2 = [0.0000, 3.0000, 12.0000].",
+                              "element by element, and its diagonal is 3 x**2 = [0., 3., 12.].",
     ("hook_doubles", 1): "y.sum() sends ones to y; the hook makes them twos; MulBackward0 multiplies by 5: "
-                         "x.grad = [10.0000, 10.0000, 10.0000] (without the hook [5.0000, 5.0000, 5.0000]).",
-    ("retain_grad_and_hook", None): "dz/dh = 2h = [4.0000, 8.0000, 12.0000]; the hook adds 1; h.grad keeps the "
-                                    "result, [5.0000, 9.0000, 13.0000] (retain_grad stores it after the other "
+                         "x.grad = [10., 10., 10.] (without the hook [5., 5., 5.]).",
+    ("retain_grad_and_hook", None): "dz/dh = 2h = [4., 8., 12.]; the hook adds 1; h.grad keeps the "
+                                    "result, [5., 9., 13.] (retain_grad stores it after the other "
                                     "hooks, even though it was called first). x.grad = 2 * h.grad = "
-                                    "[10.0000, 18.0000, 26.0000].",
+                                    "[10., 18., 26.].",
     ("carried_history", 1): "avg carries history: it is computed from its previous value and from a tensor with a "
                             "graph, so its graph holds every step so far (5, 10, 15 nodes after 1, 2, 3 steps: walk "
                             "it with autograd_lab.graph.walk, or see %%backward_profile's table). Fixes that cut it: "

@@ -48,7 +48,7 @@ def test_the_faces_words(zh):
                                     "x（形状 (3,)）的每个元素对应一列")
     assert ("计算方式：y 的每个元素调用一次 torch.autograd.grad（共 3 次，retain_graph=True）；"
             "没有写入任何 .grad") in text
-    assert "对角矩阵：y[i] 只依赖于 x[i]（逐元素运算）；对角线为 [2.0000, 4.0000, 6.0000]" in text
+    assert "对角矩阵：y[i] 只依赖于 x[i]（逐元素运算）；对角线为 [2., 4., 6.]" in text
     assert "两者相同：backward(v) 不构建 J 就算出了 v @ J" in text
     assert "s.backward(v) 传给 h 的梯度 = " in through.text()
     assert "共 1 次" in scalar.text()
@@ -134,9 +134,9 @@ def test_english_faces_not_pinned_elsewhere():
         "to any .grad"]
     engine = "y.backward(v) adds into x.grad"
     assert first.text().splitlines()[-4:] == [
-        f"{'v':<{len(engine)}} = [1.0000, 0.0000, 2.0000]",
-        f"{'v @ J':<{len(engine)}} = [2.0000, 0.0000, 12.0000]",
-        f"{engine} = [2.0000, 0.0000, 12.0000]",
+        f"{'v':<{len(engine)}} = [1., 0., 2.]",
+        f"{'v @ J':<{len(engine)}} = [2., 0., 12.]",
+        f"{engine} = [2., 0., 12.]",
         "the same: backward(v) computes v @ J without building J"]
     assert "(1 call, retain_graph=True)" in scalar.text() and "(0 calls, retain_graph=True)" in empty.text()
     assert "computed with torch.func.jacrev; nothing was written to any .grad" in function.text()

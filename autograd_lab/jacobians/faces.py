@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ..format import fmt, ljust, number, quote, table, width
+from ..format import fmt, ljust, number, numbers, quote, table, width
 from ..i18n import _, ngettext
 from ..text import esc, html_table, pre
 
@@ -99,7 +99,9 @@ def _grid(jac):
     rows, cols = jac.shape
     show_r = rows if rows <= READABLE else CORNER
     show_c = cols if cols <= READABLE else CORNER
-    cells = [[number(float(v)) for v in jac.matrix[i, :show_c].tolist()] for i in range(show_r)]
+    # the shown part as torch prints one tensor: the same notation for all of its numbers
+    flat = numbers([float(v) for v in jac.matrix[:show_r, :show_c].double().reshape(-1).tolist()])
+    cells = [flat[i * show_c:(i + 1) * show_c] for i in range(show_r)]
     width = max((len(c) for row in cells for c in row), default=1)
     headers = [""] + [_index(jac.in_label, jac.in_shape, j) for j in range(show_c)]
     body = [[_index(jac.out_label, jac.out_shape, i)] + [c.rjust(width) for c in row]

@@ -3,9 +3,7 @@ to each copy, and the outcome of one applied edit (which names changed, what bac
 Deterministic: only values, names and PyTorch's messages, never addresses."""
 from __future__ import annotations
 
-from torch import Tensor
-
-from ..format import MESSAGE, fmt, number, quote, table
+from ..format import MESSAGE, fmt, quote, table
 from ..i18n import N_, _
 from ..text import esc, html_table, status_colour
 from .copies import EDITS, code_of, shown
@@ -121,16 +119,12 @@ def verdict(row: Row, name: str = "a") -> str:
 
 
 def value(t) -> str:
-    """A gradient as the verdicts show it: complex ones with their numbers, not only their dtype.
+    """A gradient as the verdicts show it: as PyTorch prints it, complex ones with their numbers.
 
     >>> import torch
-    >>> value(torch.tensor([2 - 4j]))
-    '[2.0000-4.0000j]'
+    >>> value(torch.tensor([2 - 4j, 0.5j]))
+    '[2.-4.0000j, 0.+0.5000j]'
     """
-    if isinstance(t, Tensor) and t.is_complex() and t.numel() <= 8:
-        flat = t.detach().resolve_conj().resolve_neg().reshape(-1).tolist()
-        return "[" + ", ".join(f"{number(v.real)}{'-' if v.imag < 0 else '+'}{number(abs(v.imag))}j"
-                               for v in flat) + "]"
     return fmt(t)
 
 
