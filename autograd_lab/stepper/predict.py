@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import torch
 
 from ..format import number
-from ..format import number
 from ..i18n import _
 from ..practice.checking import WrongForm
 from ..practice.digits import CLOSE, CUT, CUT_VERDICT, RIGHT, WRONG, Numbers, close_reason, judge
