@@ -15,26 +15,17 @@ import common
 
 sys.path.insert(0, str(common.ROOT / "tests"))
 
-import jupyter_client
 from test_kernel_memory import CELL, SETUP, run
 
 
 def main():
     print(common.machine())
-    km = jupyter_client.KernelManager(kernel_name="python3")
-    km.start_kernel(extra_arguments=["--HistoryManager.enabled=False"])
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=120)
+    with common.live_kernel() as kc:
         run(kc, SETUP)
         sizes = []
         for _ in range(30):
             run(kc, CELL, cell_id="the-backward-cell")
             sizes.append(float(run(kc, "print(rss_mb())")))
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
     print("kernel MB after each run: " + ", ".join(f"{s:.0f}" for s in sizes))
     print(common.result(("live_memory_20_runs_ratio", sizes[19] / sizes[1], 1.2),
                         ("live_memory_30_runs_ratio", sizes[29] / sizes[1], None),

@@ -19,7 +19,6 @@ import common
 
 sys.path.insert(0, str(common.ROOT / "tests"))
 
-import jupyter_client
 from test_kernel_memory import CELLS, CENSUS, SETUP, run
 
 RUNS = int(os.environ.get("BENCH_VIEW_RUNS", "200"))
@@ -28,13 +27,8 @@ READ = sorted({2, 50, 100, RUNS} & set(range(1, RUNS + 1)))
 
 def main():
     print(common.machine())
-    km = jupyter_client.KernelManager(kernel_name="python3")
-    km.start_kernel(extra_arguments=["--HistoryManager.enabled=False"])
-    kc = km.client()
-    kc.start_channels()
     items = []
-    try:
-        kc.wait_for_ready(timeout=120)
+    with common.live_kernel() as kc:
         run(kc, SETUP + "import autograd_lab\n" + CENSUS)
         for with_id in (True, False):
             for kind, (code, _live) in CELLS.items():
@@ -49,9 +43,6 @@ def main():
                                   for i, c in read.items())
                 print(f"{name}: {sizes}; load {start:.2f} -> {os.getloadavg()[0]:.2f}", flush=True)
                 items.append((f"{name}_ratio", read[RUNS]["mb"] / read[2]["mb"], 1.1))
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
     load = common.load()
     print(common.result(*items, ("load_end", load[0], None)))
 

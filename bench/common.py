@@ -6,6 +6,8 @@ times: the candidates run in turns, round after round, in the same process, and 
 the ratio of their medians."""
 from __future__ import annotations
 
+import contextlib
+
 import gc
 import os
 import statistics
@@ -174,3 +176,22 @@ def fresh(leaves, fn):
             leaf.grad = None
         return fn()
     return run
+
+
+@contextlib.contextmanager
+def live_kernel():
+    """A real ipykernel (jupyter_client), its history off, ready; yields its client and shuts it
+    down afterwards (the live-memory benchmarks)."""
+    import jupyter_client
+
+    km = jupyter_client.KernelManager(kernel_name="python3")
+    km.start_kernel(extra_arguments=["--HistoryManager.enabled=False"])
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=120)
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
