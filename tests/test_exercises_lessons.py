@@ -48,9 +48,9 @@ def test_engine_order_is_the_engines(seed):
 
 
 def test_engine_order_forms_and_diagnoses():
-    """Seed 6 is lesson 01's graph: exp on a, sin on b. Graded is what the engine guarantees (each
-    node after every node that sends it a gradient), so the engine's own order and the others that
-    keep the guarantee are right, and an order that breaks it is told which wait it breaks."""
+    """Seed 6 is lesson 01's exercise. Graded is what the engine guarantees (each node after every
+    node that sends it a gradient), so the engine's own order and the others that keep the guarantee
+    are right, and an order that breaks it is told which wait it breaks."""
     ex = exercise("engine_order", seed=6)
     right = ", ".join(ex.expected)
     for answer in (right, list(ex.expected), f"[{right}]"):

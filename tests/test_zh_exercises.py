@@ -229,7 +229,8 @@ def test_english_statements_and_solutions_are_unchanged():
     assert exercise("straight_through").setup == (
         "def straight_through(x):\n    # value: torch.round(x); gradient: that of x itself\n    return ____")
     assert exercise("engine_order").solution_text.startswith(
-        "The engine ran: AddBackward0, SinBackward0, AccumulateGrad(b), ExpBackward0, AccumulateGrad(a).\n")
+        "The engine ran: AddBackward0, MulBackward0, CosBackward0, AccumulateGrad(a), TanhBackward0, "
+        "AccumulateGrad(b).\n")
     mean_cube = exercise("mean_cube")
     assert mean_cube.intro == "x is a leaf that requires grad; z is the mean of x**3."
     assert mean_cube.hints[1] == ("Only the term x_i**3 contains x_i; the power rule gives its derivative. "

@@ -54,8 +54,8 @@ def made_up(seed=None, **changes) -> Exercise:
 
 
 @pytest.mark.parametrize(("answer", "status"), [
-    (____, "not attempted"), (torch.tensor([0.6667, 1.3333, 2.0]), "not attempted"),
-    ([0.6667, 1.3333, 2.0], "correct"), ([0.67, 1.33, 2.0], "incorrect"),
+    (____, "not attempted"), (EXPECTED, "not attempted"), (torch.tensor([0.6667, 1.3333, 2.0]), "correct"),
+    ([0.6667, 1.3333, 2.0], "correct"), ([0.67, 1.33, 2.0], "close"), ([0.666, 1.333, 2.0], "close"),
     ([2.0, 4.0, 6.0], "incorrect"), ([1.0, 4.0, 9.0], "incorrect"), ([-0.6667, -1.3333, -2.0], "incorrect"),
     (2.0, "incorrect"), ([1.0, 2.0], "incorrect"), ([0.6, 1.3, 2.0], "incorrect"), ([1.0, 1.0, 5.0], "incorrect"),
     ([4 / 3, 8 / 3, 4.0], "incorrect"), (None, "incorrect"), (True, "incorrect"), (lambda x: x, "incorrect"),
