@@ -134,6 +134,11 @@ FIRST_MISTAKES = {
     "backward_sigmoid": (lambda g, x, out: g * x * (1 - x), "out * (1 - out)"),
     "backward_tanh": (lambda g, x, out: g * (1 - x**2), "1 - out**2"),
     "which_mode_records": ("no, no, no, no", "autograd still records"),
+    "jacobian_shape": (("b", [0.0, 1.0, 8.0]), "3 x_i**2"),
+    "mean_square": ([1 / 3, 2 / 3, 1.0], "p * x**(p-1)"),
+    "mean_cube": ([2 / 3, 4 / 3, 2.0], "3 * x**2"),
+    "hook_doubles": ([2.0, 2.0, 2.0], "dy/dx = 3"),
+    "backward_neuron": (lambda g, w, x, b, out: (g * x, g * w, g), "1 - out**2"),
 }
 
 

@@ -9,6 +9,11 @@ from ..words import words_of
 SHARED = words_of(__name__)
 
 
+def shared_ask(key: str) -> str:
+    """What a first mistake `key` is asked (ask_<key> of messages.toml, in the learner's language), or ""."""
+    return SHARED(f"ask_{key}") if f"ask_{key}" in SHARED else ""
+
+
 def ambiguous(messages: list[str]) -> str:
     """One message for a wrong answer that fits several mistakes on these inputs only (each message
     translated, the shared ones included).

@@ -24,7 +24,7 @@ def hook_doubles(seed=None) -> Exercise:
     diagnosers = [
         Diagnoser(d("without_hook"), plain),
         Diagnoser(d("doubled_twice").format(k=k), plain * 4),
-        Diagnoser(d("at_y").format(k=k), plain * 2 / k),
+        Diagnoser(d("at_y").format(k=k), plain * 2 / k, ask=t["asks"]("at_y")),
     ]
     first, then = t.all("hints")
     solution = t("solution").format(k=k, grad=fmt(expected), plain=fmt(plain))

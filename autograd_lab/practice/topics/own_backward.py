@@ -171,17 +171,20 @@ def _neuron(w, x, b):
     return torch.tanh((w * x).sum() + b)
 
 
-NEURON_WRONG = W["backward_neuron"]["diagnoses"]
+NEURON_WRONG, NEURON_ASK = W["backward_neuron"]["diagnoses"], W["backward_neuron"]["asks"]
 NEURON_TASK = Task(
     "backward_neuron",
     Op("torch.tanh((w * x).sum() + b)", _neuron, ("w", "x", "b"), lambda inputs, out: (*inputs, out)),
-    [(NEURON_WRONG["no_tanh_factor"], lambda g, w, x, b, out: (g * x, g * w, g), ""),
+    [(NEURON_WRONG["no_tanh_factor"], lambda g, w, x, b, out: (g * x, g * w, g), NEURON_ASK["no_tanh_factor"]),
      (NEURON_WRONG["pre_activation"],
-      lambda g, w, x, b, out: tuple(g * (1 - ((w * x).sum() + b)**2) * t for t in (x, w, torch.ones_like(b))), ""),
+      lambda g, w, x, b, out: tuple(g * (1 - ((w * x).sum() + b)**2) * t for t in (x, w, torch.ones_like(b))),
+      NEURON_ASK["pre_activation"]),
      (NEURON_WRONG["at_output"],
-      lambda g, w, x, b, out: tuple(g * (1 - torch.tanh(out)**2) * t for t in (x, w, torch.ones_like(b))), ""),
+      lambda g, w, x, b, out: tuple(g * (1 - torch.tanh(out)**2) * t for t in (x, w, torch.ones_like(b))),
+      NEURON_ASK["at_output"]),
      (NEURON_WRONG["wrong_vector"],
-      lambda g, w, x, b, out: (g * (1 - out**2) * w, g * (1 - out**2) * x, g * (1 - out**2)), "")],
+      lambda g, w, x, b, out: (g * (1 - out**2) * w, g * (1 - out**2) * x, g * (1 - out**2)),
+      NEURON_ASK["wrong_vector"])],
     [((3,), (3,), ()), ((4,), (4,), ()), ((5,), (5,), ())], NEURON,
     ("local = grad_output * (1 - out**2); return local * x, local * w, local",), span=(-1.0, 1.0))
 

@@ -9,7 +9,7 @@ from ...format import fmt
 from ...words import words_of
 from ..exercise import Diagnoser, Exercise
 from ..forms import FunctionForm, TensorForm
-from ..messages import SHARED
+from ..messages import SHARED, shared_ask
 from ..registry import register
 from ..run import grad, learner_seed, random_values, run, tensor_code, variant_values
 from .common import stated
@@ -59,7 +59,8 @@ def _family(values, power, reduce, seed=None, intro=None) -> Exercise:
     x, expected = ns["x"].detach(), ns["x"].grad.detach().clone()
     n = len(values)
     there = {key: value for key, _message, value in _mistakes(_variant(values), power, reduce)}
-    diagnosers = [Diagnoser(message, value, key=key, variant=there[key])
+    diagnosers = [Diagnoser(message, value, key=key, variant=there[key],
+                            ask=shared_ask("dz_dy_sum" if key == "dz_dy" and reduce == "sum" else key))
                   for key, message, value in _mistakes(values, power, reduce)]
     per = " / n" if reduce == "mean" else ""
     rule = f"{power} * x_i" + (f"**{power - 1}" if power > 2 else "")
@@ -122,7 +123,7 @@ def symbolic_mean_square(seed=None) -> Exercise:
         """A known mistake, computed on the samples and on the variant of another size."""
         here = each(code) if code else of(samples)
         there = each(code, variant) if code else of(variant)
-        return Diagnoser(message, here, key=key, variant=there)
+        return Diagnoser(message, here, key=key, variant=there, ask=shared_ask(key))
 
     setup = (f"x = torch.randn({n}, dtype=torch.double, requires_grad=True)\n"
              "z = (x**2).mean()\nz.backward()")

@@ -26,7 +26,7 @@ def vjp_weights(seed=None) -> Exercise:
     v = torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64)
     diagnosers = [
         Diagnoser(d("all_ones"), 2 * x, ask=t["asks"]("all_ones")),
-        Diagnoser(d("weights_only"), v),
+        Diagnoser(d("weights_only"), v, ask=t["asks"]("weights_only")),
         Diagnoser(d("no_factor"), v * x),
         Diagnoser(d("summed"), expected.sum()),
     ]
@@ -53,9 +53,9 @@ def jacobian_shape(seed=None) -> Exercise:
     form = PartsForm([("shape", ChoiceForm(SHAPES)), ("diagonal", TensorForm("J.diagonal()", "x", noun=diagonal_noun))])
     diagnosers = [
         Diagnoser(d("shape"), part=0, when=lambda v: v != shape),
-        Diagnoser(d("y_itself"), part=1, value=x ** 3),
-        Diagnoser(d("no_factor"), part=1, value=x ** 2),
-        Diagnoser(d("power_not_lowered"), part=1, value=3 * x),
+        Diagnoser(d("y_itself"), part=1, value=x ** 3, ask=t["asks"]("y_itself")),
+        Diagnoser(d("no_factor"), part=1, value=x ** 2, ask=t["asks"]("no_factor")),
+        Diagnoser(d("power_not_lowered"), part=1, value=3 * x, ask=t["asks"]("power_not_lowered")),
     ]
     solution = t("solution").format(shape=SHAPES[shape], diagonal=fmt(diagonal))
     return Exercise(
