@@ -72,6 +72,42 @@ def test_post_accumulate_hooks_do_not_run_in_a_recording_and_run_in_backward():
     assert [g.tolist() for g in ran] == [[3., 3.]]
 
 
+def test_node_hooks_on_a_leafs_accumulator_run_in_a_recording_as_in_backward_and_are_told():
+    """The recording captures a leaf's gradient instead of running its accumulator: the learner's
+    pre- and post-hooks on that AccumulateGrad node are run by the capture, in the engine's order
+    (a pre-hook's result is what the accumulator adds); torch's backward() is the oracle."""
+    def build():
+        x = leaf(1., 2.)
+        z = (x * 3).sum()
+        acc = z.grad_fn.next_functions[0][0].next_functions[0][0]
+        seen = []
+
+        def doubles(grad_outputs):
+            seen.append(("pre", grad_outputs[0].tolist()))
+            return (grad_outputs[0] * 2,)
+
+        def watches(grad_inputs, grad_outputs):
+            seen.append(("post", len(grad_inputs), grad_outputs[0].tolist()))
+        acc.register_prehook(doubles)
+        acc.register_hook(watches)
+        return x, z, seen
+
+    x, z, seen = build()
+    t = al.trace(z, names={"x": x})
+    recorded = list(seen)
+    assert x.grad is None
+    x2, z2, oracle = build()
+    z2.backward()
+    assert recorded == oracle == [("pre", [3., 3.]), ("post", 0, [6., 6.])]
+    assert t.grad(x).tolist() == x2.grad.tolist() == [6., 6.]
+    assert t.steps[-1].grad_after.tolist() == [6., 6.]
+    said = al.step(z, names={"x": x}).text()
+    assert "2 runs of node hooks (doubles, watches)" in said
+    before = len(seen)
+    z.backward()  # the hooks are theirs again: the real backward runs them once, as without the lab
+    assert seen[before:] == oracle and x.grad.tolist() == [6., 6.]
+
+
 def test_two_recordings_from_two_threads_each_keep_their_own_steps_and_lose_nothing():
     x = leaf(1., 2., 3.)
     y = x

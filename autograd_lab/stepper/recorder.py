@@ -85,12 +85,31 @@ class Recorder:
             append((fn, grad_outputs, grad_inputs))
         self.hook = hook
 
-        def captured(fn):
-            def leaf_hook(grad):
-                if ours():
-                    append((fn, (grad.detach().clone() if copying[0] else grad,), ()))
-            return leaf_hook
-        self.captured = captured
+        # the learner's own hooks on an accumulator (fn: (pre-hooks, post-hooks)), which a run that
+        # captures the leaves' gradients does not run: the capture runs them as the engine would
+        self.accumulator_hooks: dict = {}
+        self.captured = _capturing(ours, append, copying, self.accumulator_hooks)
+
+
+def _capturing(ours, append, copying, yours: dict):
+    """captured(fn): the hook on fn's leaf that records the gradient the run captures there, after
+    running the learner's hooks on the accumulator fn as the engine would run them (pre-hooks, whose
+    result is what the accumulator adds, then post-hooks, given no gradient sent on)."""
+    def captured(fn):
+        def leaf_hook(grad):
+            if not ours():
+                return
+            outs = (grad.detach().clone() if copying[0] else grad,)
+            pres, posts = yours.get(fn, ({}, {}))
+            for pre in list(pres.values()):
+                changed = pre(outs)
+                if changed is not None:
+                    outs = tuple(changed)
+            for post in list(posts.values()):
+                post((), outs)
+            append((fn, outs, ()))
+        return leaf_hook
+    return captured
 
 
 def _own_run(cpu_only: bool = True):
@@ -172,9 +191,10 @@ def hook_every_node(graph, recording: Recorder, handles: list, capture: bool) ->
     when capture (the run captures the leaves' gradients instead of running them); return the
     nodes' hook dicts that also hold the learner's hooks, as (node, dict, the lab's own key or
     None). A node's pre-hooks are seen only by registering one: each node is probed once."""
-    node_dicts = []
+    node_dicts: list = []
     for fn in graph.fns:  # appended one by one: a failure midway still removes what was added
         if capture and type(fn) is ACCUMULATOR:
+            _learner_accumulator_hooks(graph, fn, recording, node_dicts)
             continue
         handle = fn.register_hook(recording.hook)
         handles.append(handle)
@@ -187,6 +207,23 @@ def hook_every_node(graph, recording: Recorder, handles: list, capture: bool) ->
         if pres:
             node_dicts.append((graph.node_of(fn), pres, None))
     return node_dicts
+
+
+def _learner_accumulator_hooks(graph, fn, recording: Recorder, node_dicts: list) -> None:
+    """The learner's node hooks on an accumulator that the run will not run (it captures the leaf's
+    gradient instead): kept for the capture to run, and listed with the other nodes' hook dicts, so
+    that they are wrapped and told as theirs. Seen only by registering a hook of each kind (each
+    removed at once)."""
+    probe = fn.register_prehook(_noop)
+    pres = probe.hooks_dict_ref()
+    probe.remove()
+    probe = fn.register_hook(_noop)
+    posts = probe.hooks_dict_ref()
+    probe.remove()
+    if pres or posts:
+        recording.accumulator_hooks[fn] = (pres, posts)
+        node = graph.node_of(fn)
+        node_dicts.extend((node, hooks, None) for hooks in (pres, posts) if hooks)
 
 
 def capture_leaves(graph, recording: Recorder, handles: list, leaves: list) -> None:

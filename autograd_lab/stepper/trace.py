@@ -8,7 +8,8 @@ grad(), Variable._execution_engine.run_backward, so that guard.NestedBackward is
 it runs; with no leaf, a backward() that writes nothing.) Every value a step shows comes from that
 run. The engine then writes no leaf's .grad and runs no post-accumulate-grad hook: it
 captures each leaf's gradient where the leaf's accumulator would run, and the accumulator's step is
-made from what it captured (marked as such). What the run may still change of the learner's is set
+made from what it captured (marked as such); the learner's own hooks on an accumulator node run
+there, as the engine would run them (recorder.py). What the run may still change of the learner's is set
 aside and put back (guard.py): the .grad of retain_grad() tensors, module buffers, hooks that
 remove themselves, what a backward started by their code writes, the random state. The learner's
 own tensor and module hooks run, as in backward(), and the trace says what of theirs ran
