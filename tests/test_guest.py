@@ -108,6 +108,19 @@ def test_node_hooks_on_a_leafs_accumulator_run_in_a_recording_as_in_backward_and
     assert seen[before:] == oracle and x.grad.tolist() == [6., 6.]
 
 
+def test_under_record_a_grad_call_runs_no_accumulator_hook_as_grad_runs_none():
+    x = leaf(1., 2.)
+    z = (x * 3).sum()
+    acc = z.grad_fn.next_functions[0][0].next_functions[0][0]
+    seen = []
+    acc.register_prehook(lambda grad_outputs: seen.append("pre"))
+    oracle = torch.autograd.grad(z, x, retain_graph=True)
+    assert seen == []  # torch's grad() runs no accumulator
+    with al.record() as rec:
+        got = torch.autograd.grad(z, x)
+    assert seen == [] and rec.count == 1 and torch.equal(got[0], oracle[0])
+
+
 def test_two_recordings_from_two_threads_each_keep_their_own_steps_and_lose_nothing():
     x = leaf(1., 2., 3.)
     y = x

@@ -186,15 +186,18 @@ def _noop(*args):
     return None
 
 
-def hook_every_node(graph, recording: Recorder, handles: list, capture: bool) -> list:
+def hook_every_node(graph, recording: Recorder, handles: list, capture: bool, beside: bool = True) -> list:
     """Hook every node with the recorder (handles collected for removal), but not the accumulators
     when capture (the run captures the leaves' gradients instead of running them); return the
     nodes' hook dicts that also hold the learner's hooks, as (node, dict, the lab's own key or
-    None). A node's pre-hooks are seen only by registering one: each node is probed once."""
+    None). A node's pre-hooks are seen only by registering one: each node is probed once. beside:
+    the run stands for a backward() that would run the accumulators (False for the learner's own
+    grad() call, which runs none), so the learner's hooks on them are run by the capture."""
     node_dicts: list = []
     for fn in graph.fns:  # appended one by one: a failure midway still removes what was added
         if capture and type(fn) is ACCUMULATOR:
-            _learner_accumulator_hooks(graph, fn, recording, node_dicts)
+            if beside:  # a recording beside the learner's backward(), which would run them
+                _learner_accumulator_hooks(graph, fn, recording, node_dicts)
             continue
         handle = fn.register_hook(recording.hook)
         handles.append(handle)

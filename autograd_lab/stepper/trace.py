@@ -268,7 +268,7 @@ def _record(output, gradient, graph: Graph, names: Mapping, what: str, apply: bo
             leaves = [t for t in leaves if id(t) in wanted]
         recording = Recorder(graph, output if isinstance(output, tuple) else (output,))
         recording.copying[1] = apply
-        node_dicts = hook_every_node(graph, recording, handles, capture)
+        node_dicts = hook_every_node(graph, recording, handles, capture, beside=not (run is not None and captured))
         learner_hooks = LearnerHooks(graph, found.hooked, names, node_dicts, check=run is None)
         with learner_hooks as hooks, warnings.catch_warnings():
             # anomaly mode's "Error detected in ..." warning is a traceback of the forward: the
