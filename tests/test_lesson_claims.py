@@ -91,3 +91,26 @@ def test_retain_graph_changes_the_gradient(cells):
     text = output_text(cells["4090ee01b"])
     norms = [float(x) for x in re.findall(r"(\d+\.\d{4})", text)]
     assert len(norms) == 2 and norms[0] != norms[1], text
+
+
+def test_the_graph_grows_every_step_and_the_time_only_after_tens_of_steps(cells):
+    said = cells["l05-long1"].source
+    assert "grow by 3 every step" in said and "only after tens of steps" in said
+    walked = {int(n): int(k) for n, k in
+              re.findall(r"step\s+(\d+): backward walks\s+(\d+) nodes", output_text(cells["l05-long2"]))}
+    assert set(walked) == {1, 10, 50, 100, 200}, walked
+    assert all(walked[n] - walked[1] == 3 * (n - 1) for n in walked), walked
+    # nine steps: the profile's last backward is not yet many times its median
+    table = output_text(cells["874de0f4"])
+    assert ms(table, "last backward") < MANY * ms(table, "backward median"), table
+    # two hundred steps: it is
+    assert "many times slower than at step 10" in cells["l05-long5"].source
+    took = {int(n): float(t) for n, t in
+            re.findall(r"step\s+(\d+): backward\s+(\d+\.\d+) ms", output_text(cells["l05-long4"]))}
+    assert set(took) == {1, 10, 50, 100, 200}, took
+    assert took[200] >= MANY * took[10], took
+
+
+def test_no_sentence_about_the_machine_the_lesson_was_stored_on(cells):
+    text = " ".join(c.source for c in cells.values() if c.cell_type == "markdown").lower()
+    assert "was stored on" not in text and "two cores" not in text
