@@ -9,9 +9,17 @@ from ..words import words_of
 SHARED = words_of(__name__)
 
 
+#: the mistakes whose first making is asked a question (ask_<key> of messages.toml) before it is told
+ASKED = ("ask_no_factor", "ask_wrong_power", "ask_dz_dy", "ask_dz_dy_sum", "ask_two_over_n")
+
+
 def shared_ask(key: str) -> str:
-    """What a first mistake `key` is asked (ask_<key> of messages.toml, in the learner's language), or ""."""
-    return SHARED(f"ask_{key}") if f"ask_{key}" in SHARED else ""
+    """What a first mistake `key` is asked (ask_<key> of messages.toml, in the learner's language), or "".
+
+    >>> shared_ask("no_factor").startswith("A factor is missing"), shared_ask("doubled")
+    (True, '')
+    """
+    return SHARED(f"ask_{key}") if f"ask_{key}" in ASKED else ""
 
 
 def ambiguous(messages: list[str]) -> str:

@@ -75,9 +75,9 @@ def waits(code: str, output: str = "s") -> dict[str, set[str]]:
         return short_name(fn)
 
     found: dict[str, set[str]] = {}
-    for fn, _edge in walk(ns[output]):
+    for fn, edges in walk(ns[output]):
         found.setdefault(label(fn), set())
-        for child, _slot in fn.next_functions:
+        for child, _slot in edges:
             if child is not None:
                 found.setdefault(label(child), set()).add(label(fn))
     return found
