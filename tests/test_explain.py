@@ -126,6 +126,26 @@ def test_inplace_fix_falls_back_to_an_example_when_the_edit_is_out_of_sight():
     assert e.kind == "inplace_modified" and "y = y * 3      # instead of y *= 3 or y.mul_(3)" in e.fix
 
 
+def test_inplace_fix_rewrites_only_an_edit_of_a_tensor():
+    from autograd_lab.explain.context import Context
+    from autograd_lab.explain.worked_out import inplace_modified
+
+    class Meter:                  # a learner's running total, not a tensor: its add_ is no tensor edit
+        def add_(self, value):
+            return self
+
+    x = x3()
+    with pytest.raises(RuntimeError) as info:
+        y = x.exp()
+        z = y.sum()
+        y.add_(1)
+        z.backward()
+    ctx = Context("z.backward()", {"meter": Meter()}, ("meter.add_(3)",))
+    _summary, _why, fix = inplace_modified(str(info.value), ctx)
+    assert "meter = meter + 3" not in fix
+    assert "y = y * 3      # instead of y *= 3 or y.mul_(3)" in fix
+
+
 @pytest.mark.parametrize("line, oop", [
     ("a.mul_(3)", "a = a * 3"),
     ("a += b", "a = a + b"),

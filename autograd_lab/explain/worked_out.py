@@ -71,6 +71,9 @@ def _inplace_edit(ctx, names) -> tuple[str, str] | None:
     """(the learner's line that changed one of names in place, that line out of place), the last such
     line above the failing one; None when none is found (the edit ran in another cell or function)."""
     for line in reversed(ctx.before):
+        target = c.inplace_target(c.parse_line(line))[0]
+        if ctx.tensor(target) is None:
+            continue  # not an edit of one of the learner's tensors (nn.init.zeros_(w) edits w, not nn.init)
         for tensor in names or [None]:
             rewritten = c.out_of_place(line, tensor)
             if rewritten is not None:
