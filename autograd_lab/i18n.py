@@ -24,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import gettext
 import os
+import re
+import string
 from pathlib import Path
 
 from .errors import LabInputError
@@ -142,15 +144,50 @@ def quote(text: object, limit: int = QUOTED) -> str:
     return text[:head] + middle + text[len(text) - (keep - head):]
 
 
+# Chinese characters and full-width punctuation; the marks put around each value while it is filled in
+_CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
+_OPEN, _CLOSE = "\x02", "\x03"
+_SEAM_BEFORE = re.compile(f"(?<=[{_CJK}]) (?={_OPEN}[{_CJK}])")
+_SEAM_AFTER = re.compile(f"(?<=[{_CJK}]{_CLOSE}) (?=[{_CJK}])")
+
+
+class _Marked(string.Formatter):
+    def format_field(self, value: object, format_spec: str) -> str:
+        return _OPEN + str(super().format_field(value, format_spec)) + _CLOSE
+
+
+class Sentence(str):
+    """A translated sentence. Its format() fills it in as str.format does, and leaves out the space
+    the translation keeps between a Chinese character and a placeholder whose value starts (or ends)
+    with a Chinese character: a learner's name keeps its space ("x 的反向图"), the lab's own word for
+    an unnamed output reads without a seam ("输出的反向图", not "输出 的反向图").
+
+    >>> Sentence("{what} 的反向图").format(what="x"), Sentence("{what} 的反向图").format(what="输出")
+    ('x 的反向图', '输出的反向图')
+    """
+
+    __slots__ = ()
+
+    def format(self, /, *args: object, **kwargs: object) -> str:
+        text = str.format(self, *args, **kwargs)
+        if not re.search(f"[{_CJK}]", self) or not re.search(f"[{_CJK}]", text):
+            return text
+        marked = _Marked().vformat(self, args, kwargs)
+        marked = _SEAM_AFTER.sub("", _SEAM_BEFORE.sub("", marked))
+        return marked.replace(_OPEN, "").replace(_CLOSE, "")
+
+
 def _(message: str) -> str:
     """The message in the current language (itself in English, or when it has no translation)."""
     catalog = _state.catalog
-    return message if catalog is _NULL else catalog.gettext(message)
+    return message if catalog is _NULL else Sentence(catalog.gettext(message))
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
     """The singular or plural sentence for n, in the current language (Chinese has one form)."""
-    return _state.catalog.ngettext(singular, plural, n)
+    catalog = _state.catalog
+    text = catalog.ngettext(singular, plural, n)
+    return text if catalog is _NULL else Sentence(text)
 
 
 def N_(message: str) -> str:

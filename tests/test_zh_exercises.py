@@ -191,7 +191,7 @@ def test_the_shared_builders_speak_chinese(zh):
         assert flags.solution_text.endswith("。\n说明。")
     merged = engine._distinct([("a", "甲。", (1,)), ("b", "乙。", (1,))], (0,))
     assert [d.key for d in merged] == ["a+b"]
-    assert merged[0].message == "对这个计算图而言，这个顺序符合不止一种错误：甲。 或者：乙。"
+    assert merged[0].message == "对这个计算图而言，这个顺序符合不止一种错误：甲。或者：乙。"
 
 
 # ---- the English texts, byte for byte ------------------------------------------------------------

@@ -132,8 +132,8 @@ def test_the_words_of_a_verdict(zh):
     assert prof.fix.splitlines() == ["h2 = h2.detach()   # 放在这一步的开头：保留值，丢掉历史",
                                      "h3 = h3.detach()   # 放在这一步的开头：保留值，丢掉历史"]
     text = prof.text()
-    assert "计算图：9 -> 15 个节点（每步增加 6 个）" in text and "跨步携带历史：h2, h3" in text
-    assert "带着历史传入：无" in text and "需要梯度的数据：无" in text
+    assert "计算图：9 -> 15 个节点（每步增加 6 个）" in text and "把历史带到下一步的张量：h2, h3" in text
+    assert "没有张量带着历史传入" in text and "需要梯度的数据：无" in text
     prof = profile_backward(data_step, steps=1, warmup=0)
     assert "需要梯度的数据：data（256 个数）" in prof.text() and prof.fix.startswith("data = data.detach()")
 
@@ -305,7 +305,7 @@ def test_the_magic_speaks_chinese(zh, ns):
     text, page = cap.outputs[-1].data["text/plain"], cap.outputs[-1].data["text/html"]
     assert_chinese(text)
     assert_chinese(page)
-    assert "跨步携带历史：h" in text and "修复方法：\n    h = h.detach()" in text
+    assert "把历史带到下一步的张量：h" in text and "修复方法：\n    h = h.detach()" in text
     assert "每步的反向传播时间和计算图节点数" in cap.outputs[0].data["text/plain"]
 
 

@@ -94,7 +94,7 @@ def test_the_walk_and_panel_of_the_seed_example(zh, seed):
     s = al.step(seed["z"], names=seed)
     text = repr(s.goto(2))
     assert text.splitlines()[0] == "z 的反向传播：共 3 步，按引擎运行的顺序排列"
-    assert "> 2  PowBackward0 (y)" in text and "各叶子节点的梯度：x: [0.6667, 1.3333, 2.0000]" in text
+    assert "> 2  PowBackward0 (y)" in text and "各叶子张量的梯度：x: [0.6667, 1.3333, 2.0000]" in text
     # the columns are aligned by display width (a Chinese character takes two): each header starts
     # where its column's dashes do
     head, rule = text.splitlines()[1:3]
@@ -233,7 +233,7 @@ def test_an_unnamed_output_is_called_the_output_in_chinese(zh):
     x = torch.tensor([1., 2.], requires_grad=True)
     with pytest.raises(LabInputError) as err:
         al.trace(x * 2, names={})
-    assert str(err.value).startswith("输出 的形状是 (2,)") and "%backward output.sum()" in str(err.value)
+    assert str(err.value).startswith("输出的形状是 (2,)") and "%backward output.sum()" in str(err.value)
 
 
 def test_the_magics_refuse_in_chinese(zh, seeded):

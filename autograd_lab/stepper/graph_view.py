@@ -48,10 +48,13 @@ class GraphView(View):
             last = i
         stops = self.graph.stops()
         leaves = len(self.graph.leaves())
-        lines = [_("backward graph of {name}: {count} nodes, {leaves}, {stops} where backprop stops").format(
+        # the count of stops is a whole phrase ("0 places where backprop stops"): a bare "0 places"
+        # reads as a place in a language that puts the count elsewhere
+        lines = [_("backward graph of {name}: {count} nodes, {leaves}, {stops}").format(
                      name=shortened(self.label), count=len(nodes),
                      leaves=ngettext("{count} leaf", "{count} leaves", leaves).format(count=leaves),
-                     stops=ngettext("{count} place", "{count} places", len(stops)).format(count=len(stops))),
+                     stops=ngettext("{count} place where backprop stops", "{count} places where backprop stops",
+                                    len(stops)).format(count=len(stops))),
                  table([_(h) for h in HEADERS], rows)]
         if len(nodes) > ROWS:
             lines.append(_("(a big graph: shown are its first {head} and last {tail} nodes; every one of the "
