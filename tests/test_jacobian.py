@@ -132,3 +132,28 @@ def test_a_freed_graph_is_said_in_words():
 def test_repr_is_one_line():
     x = torch.tensor([1., 2.], requires_grad=True)
     assert repr(al.jacobian(x * 2, x, names={"x": x}).model) == "<Jacobian dy/dx: 2 x 2>"
+
+
+def test_the_function_form_runs_the_learners_function_once_in_chunks_of_rows(monkeypatch):
+    """f runs once (a print or a counter in it runs once, as the learner wrote it); J's rows come in
+    chunks from that run's pullback; torch.autograd.functional.jacobian is the oracle, and
+    backward(v) goes through the engine on the same run's graph."""
+    from autograd_lab.jacobians import matrix
+
+    monkeypatch.setattr(matrix, "CHUNK_ENTRIES", 7)  # 5 x 4 outputs, 6 inputs: one row a chunk
+    runs = []
+    W = torch.arange(120., dtype=torch.double).reshape(5, 4, 6) / 50
+
+    def f(t):
+        runs.append(1)
+        return torch.tanh(W @ t) * t.sum()
+
+    x = torch.linspace(-1, 1, 6, dtype=torch.double)
+    v = torch.linspace(0, 1, 20, dtype=torch.double).reshape(5, 4)
+    jac = matrix.of_function(f, x, v)
+    assert len(runs) == 1
+    runs.clear()
+    oracle = torch.autograd.functional.jacobian(f, x).reshape(20, 6)
+    assert torch.allclose(jac.matrix, oracle, atol=1e-12)
+    assert torch.allclose(jac.backward_grad, v.reshape(-1) @ oracle, atol=1e-12)
+    assert not x.requires_grad and x.grad is None

@@ -52,7 +52,8 @@ def test_the_faces_words(zh):
     assert "两者相同：backward(v) 不构建 J 就算出了 v @ J" in text
     assert "s.backward(v) 传给 h 的梯度 = " in through.text()
     assert "共 1 次" in scalar.text()
-    assert "计算方式：torch.func.jacrev" in function.text()
+    assert ("计算方式：在 torch.func.vjp 下运行一次 f，再把它的 pullback 按行向量化"
+            "（与 torch.func.jacrev 的做法相同）") in function.text()
     assert "这里只显示左上角 6 x 6 的部分" in big.text()
     assert "没有写入任何 <code>.grad</code>" in first.html()
 
@@ -139,7 +140,8 @@ def test_english_faces_not_pinned_elsewhere():
         f"{engine} = [2., 0., 12.]",
         "the same: backward(v) computes v @ J without building J"]
     assert "(1 call, retain_graph=True)" in scalar.text() and "(0 calls, retain_graph=True)" in empty.text()
-    assert "computed with torch.func.jacrev; nothing was written to any .grad" in function.text()
+    assert ("computed with one run of f under torch.func.vjp, its pullback vectorised over the rows (as "
+            "torch.func.jacrev does); nothing was written to any .grad") in function.text()
     assert "non-zero entries: 12 of 12" in full.text()
     assert ("shown: the top-left 6 x 6 corner; the whole matrix is .matrix (400 numbers, norm 14.4914)"
             in big.text())

@@ -1,5 +1,6 @@
 """The Jacobian of an output with respect to an input, as one tensor, from a graph already built
-(one torch.autograd.grad per element of the output) or from a function (torch.func.jacrev), and
+(one torch.autograd.grad per element of the output) or from a function (one run of it under
+torch.func.vjp, its pullback vectorised over the rows, as torch.func.jacrev does), and
 the vector-Jacobian product v @ J beside what backward(v) would accumulate.
 
 Nothing of the learner's changes:
@@ -16,13 +17,12 @@ Nothing of the learner's changes:
 
 J is bounded before anything is computed (MAX_OUTPUTS rows for the graph form, MAX_ENTRIES
 numbers for both), and so is the peak while it is: the graph form writes each row into J as it
-comes (J and one row alive), the function form runs jacrev in chunks of CHUNK_ENTRIES numbers
-written into J as they come."""
+comes (J and one row alive), the function form computes its rows in chunks of about CHUNK_ENTRIES
+numbers written into J as they come."""
 from __future__ import annotations
 
 import contextlib
 import gc
-import inspect
 import random
 import sys
 from collections import Counter
@@ -63,7 +63,7 @@ class Jacobian:
     in_shape: tuple
     out_label: str = "y"
     in_label: str = "x"
-    calls: int | None = None  # the torch.autograd.grad calls made through the graph; None: torch.func.jacrev
+    calls: int | None = None  # the torch.autograd.grad calls made through the graph; None: of a function
     in_is_leaf: bool = True
     # the learner's hooks that ran: (how the lab names the hook, runs for the rows of J, runs for backward(v))
     hooks: tuple = ()
@@ -79,7 +79,8 @@ class Jacobian:
     def how(self) -> str:
         """How J was computed, in the current language."""
         if self.calls is None:
-            return "torch.func.jacrev"
+            return _("one run of {f} under torch.func.vjp, its pullback vectorised over the rows (as "
+                     "torch.func.jacrev does)").format(f=self.out_label.split("(")[0])
         return ngettext("one torch.autograd.grad per element of {y} ({n} call, retain_graph=True)",
                         "one torch.autograd.grad per element of {y} ({n} calls, retain_graph=True)",
                         self.calls).format(y=self.out_label, n=self.calls)
@@ -162,12 +163,13 @@ def of_graph(y: torch.Tensor, x: torch.Tensor, v=None, names: Mapping | None = N
 
 
 def of_function(f: Callable, x: torch.Tensor, v=None, f_label: str = "f", x_label: str = "x") -> Jacobian:
-    """The Jacobian of f at x, by torch.func.jacrev (reverse mode, vectorised over the rows); x is
-    read, never changed. f runs once on a copy of x first, for the shape of its output: J is bounded
-    before it is computed, at most 4,194,304 numbers (MAX_ENTRIES: 16 MiB in float32, 32 MiB in
-    float64), and jacrev computes it in chunks of CHUNK_ENTRIES numbers written into J as they come.
-    Module buffers (a batch norm's statistics) and the random state (dropout) are put back, and
-    every run of f draws the same random numbers, so J and backward(v) agree.
+    """The Jacobian of f at x, in reverse mode vectorised over the rows (torch.func.vjp, then vmap
+    over one-hot rows, as torch.func.jacrev does); x is read, never changed. f runs once, on a copy
+    of x: J is bounded before it is computed, at most 4,194,304 numbers (MAX_ENTRIES: 16 MiB in
+    float32, 32 MiB in float64), and its rows are computed in chunks of about CHUNK_ENTRIES numbers,
+    each written into J as it comes. backward(v) runs the engine on the graph of that same run (the
+    copy requires grad). Module buffers (a batch norm's statistics) and the random state (dropout)
+    are put back.
 
     >>> W = torch.tensor([[1., 2.], [3., 4.]])
     >>> of_function(lambda t: W @ t, torch.ones(2)).matrix
@@ -176,62 +178,95 @@ def of_function(f: Callable, x: torch.Tensor, v=None, f_label: str = "f", x_labe
     """
     _check_tensor(x, x_label, "input")
     y_label = f"{f_label}({x_label})"
-    point = x.detach().clone()
-    with held_interrupts(), SetAside(_every_module(), buffers=True), _random_state() as rewind:
-        start = point.clone().requires_grad_(True)
+    with held_interrupts(), SetAside(_every_module(), buffers=True), _random_state():
+        start = x.detach().clone().requires_grad_(True)
+
+        def once(t):
+            try:
+                out = f(t)
+            except Exception as err:
+                raise _Raised(err) from None
+            if not isinstance(out, torch.Tensor):
+                raise LabInputError(_("{f} must return one tensor, it returned a {type}. "
+                                      "E.g. jacobian(lambda t: (t ** 2).sum(dim=0), {x}).").format(
+                                          f=f_label, type=type(out).__name__, x=x_label))
+            _check_tensor(out, y_label, "output")
+            return out
         try:
-            y = f(start)
-        except Exception as err:
+            ran = torch.func.vjp(once, start)  # f's one run: its output and its pullback
+        except _Raised as raised:
+            err = raised.err
+            if _TRANSFORMED in str(err):  # torch.func refused something f does (retain_grad, say)
+                raise _not_differentiable(f_label, x_label, err) from None
             raise LabInputError(_("{f}({x}) raised {error}: {message}. Fix {f} and ask again; nothing of yours "
                                   "was changed.").format(f=f_label, x=x_label, error=type(err).__name__,
                                                          message=message(err))) from None
-        if not isinstance(y, torch.Tensor):
-            raise LabInputError(_("{f} must return one tensor, it returned a {type}. "
-                                  "E.g. jacobian(lambda t: (t ** 2).sum(dim=0), {x}).").format(
-                                      f=f_label, type=type(y).__name__, x=x_label))
-        _check_tensor(y, y_label, "output")
+        except LabInputError:
+            raise
+        except Exception as err:
+            raise _not_differentiable(f_label, x_label, err) from None
+        y, pullback = ran[0], ran[1]
         rows, cols = y.numel(), x.numel()
         _bounded(rows, cols, y.dtype, _("Take some of its rows, e.g. jacobian(lambda t: {f}(t)[:10], {x}), or "
                                         "ask for v @ J alone with torch.func.vjp, which never builds J.").format(
                                             f=f_label, x=x_label))
         out_shape = tuple(y.shape)
         weights = _weights(v, y, y_label)
-        output = y if weights is not None else None  # else its graph is not needed
-        del y
-        rewind()  # jacrev's run of f draws the random numbers this one drew
         try:
-            jac = _jacrev(f, point, max(1, CHUNK_ENTRIES // max(cols, 1)))
+            matrix = _rows(pullback, y, rows, cols, max(1, CHUNK_ENTRIES // max(rows, cols, 1)))
         except LabInputError:
             raise
         except Exception as err:
-            raise LabInputError(_("{f}({x}) could not be differentiated by torch.func.jacrev: {error}. Compute "
-                                  "y = {f}({x}) yourself, with {x} requiring grad, and ask jacobian(y, {x}): that "
-                                  "goes through the graph, one backward per row.").format(
-                                      f=f_label, x=x_label, error=message(err))) from None
-        if not isinstance(jac, torch.Tensor):
-            raise LabInputError(_("{f} must return one tensor, it returned a {type}. "
-                                  "E.g. jacobian(lambda t: (t ** 2).sum(dim=0), {x}).").format(
-                                      f=f_label, type=type(jac).__name__, x=x_label))
-        matrix = jac.reshape(rows, cols).detach()
-        del jac
+            raise _not_differentiable(f_label, x_label, err) from None
         backward_grad = None
-        if output is not None and weights is not None:
-            if output.grad_fn is None:
+        if weights is not None:
+            if y.grad_fn is None:
                 raise LabInputError(_("{y} does not depend on {x}: no path of the graph leads from "
                                       "{y} back to {x}. Pass the tensor {y} was computed from.").format(
                                           y=y_label, x=x_label))
-            with _guest(snapshot(output), {}, y_label) as engine:
-                backward_grad = engine.grad(output, start, weights, y_label, x_label)
+            with _guest(snapshot(y), {}, y_label) as engine:
+                backward_grad = engine.grad(y, start, weights, y_label, x_label)
     return _with_vjp(Jacobian(matrix, out_shape, tuple(x.shape), y_label, x_label), weights, backward_grad)
 
 
-def _jacrev(f: Callable, point: torch.Tensor, chunk: int) -> torch.Tensor:
-    """torch.func.jacrev in chunks of rows, each written into the result as it comes (where this
-    torch can: the option that does it is torch's own, not promised)."""
-    options: dict = {"chunk_size": chunk}
-    if "_preallocate_and_copy" in inspect.signature(torch.func.jacrev).parameters:
-        options["_preallocate_and_copy"] = True
-    return torch.func.jacrev(f, **options)(point)
+class _Raised(Exception):
+    """What f raised in its run under torch.func.vjp, told apart from torch.func's own errors."""
+
+    def __init__(self, err: Exception):
+        super().__init__(str(err))
+        self.err = err
+
+
+#: how torch.func's errors raised from inside a transformed function (retain_grad(), .item() under
+#: vmap, ...) begin to explain themselves
+_TRANSFORMED = "being transformed"
+
+
+def _not_differentiable(f_label: str, x_label: str, err: Exception) -> LabInputError:
+    return LabInputError(_("{f}({x}) could not be differentiated by torch.func.jacrev: {error}. Compute "
+                           "y = {f}({x}) yourself, with {x} requiring grad, and ask jacobian(y, {x}): that "
+                           "goes through the graph, one backward per row.").format(
+                               f=f_label, x=x_label, error=message(err)))
+
+
+def _rows(pullback, y: torch.Tensor, rows: int, cols: int, chunk: int) -> torch.Tensor:
+    """J from f's pullback (torch.func.vjp's), chunk one-hot rows at a time (vmap), each chunk
+    written into J as it comes: J and one chunk of rows and of their one-hot vectors are alive at a
+    time."""
+    matrix = None
+    with torch.no_grad():
+        for first in range(0, rows, chunk):
+            count = min(chunk, rows - first)
+            ones = torch.zeros(count, rows, dtype=y.dtype, device=y.device)
+            ones[torch.arange(count), torch.arange(first, first + count)] = 1
+            (part,) = torch.vmap(pullback)(ones.reshape(count, *y.shape))
+            if matrix is None:
+                matrix = torch.empty(rows, cols, dtype=part.dtype, device=part.device)
+            matrix[first:first + count] = part.reshape(count, cols)
+            del ones, part
+    if matrix is None:  # an empty output: J has no rows
+        matrix = torch.empty(0, cols, dtype=y.dtype, device=y.device)
+    return matrix
 
 
 def _bounded(rows: int, cols: int, dtype: torch.dtype, instead: str) -> None:
