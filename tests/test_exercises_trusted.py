@@ -318,3 +318,14 @@ def test_a_notebook_cells_gradient_is_traced_and_the_message_is_deterministic():
     assert cell["result"].status == "not attempted" and "(x.grad, the same memory)" in cell["result"].message
     assert not re.search(r"0x[0-9a-f]{6,}|\d{8,}", cell["result"].message) and len(cell["result"].message) < 400
     assert cell["mine"].correct
+
+
+def test_typed_tensors_of_every_kind_are_read_without_an_error():
+    """Now that a typed tensor is read, every kind of tensor gets a verdict, never an exception."""
+    ex = exercise("mean_square")
+    g = torch_grad("mean_square")[1]
+    sparse = torch.tensor(g.tolist()).to_sparse()
+    assert ex.check(sparse).correct
+    for odd in (torch.empty(3, device="meta"), torch.tensor([1 + 1j, 2, 3]), torch.tensor([1, 2, 3]),
+                torch.tensor(g.tolist(), dtype=torch.float16), torch.nn.Parameter(torch.tensor(g.tolist()))):
+        assert ex.check(odd).status in ("correct", "close", "incorrect"), odd

@@ -81,6 +81,12 @@ def _checked(t: torch.Tensor) -> torch.Tensor:
         raise WrongForm(_("Your tensor has dtype {dtype}, but a gradient is always a floating-point tensor: "
                           "compute it with float tensors, or give a list of numbers.").format(
                               dtype=str(t.dtype).replace("torch.", "")))
+    if t.layout != torch.strided:  # a sparse tensor: its numbers, read as a dense one
+        try:
+            return t.detach().to_dense()
+        except (RuntimeError, NotImplementedError):
+            raise WrongForm(_("Cannot read this {layout} tensor as numbers: give a list of numbers, or "
+                              "answer.to_dense().").format(layout=str(t.layout).replace("torch.", ""))) from None
     return t.detach()
 
 

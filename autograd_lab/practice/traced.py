@@ -49,11 +49,14 @@ def _span(value) -> tuple[int, int] | None:
 def _grad(t: torch.Tensor):
     """A tensor's .grad where it can hold one (a leaf, or a tensor that retains it), read without
     the warning a non-leaf's .grad gives."""
-    if not (t.is_leaf or t.retains_grad):
+    try:
+        if not (t.is_leaf or t.retains_grad):
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            g = t.grad
+    except Exception:  # a tensor subclass that cannot say: not a gradient the learner can pass
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        g = t.grad
     return g if isinstance(g, torch.Tensor) else None
 
 
