@@ -73,9 +73,9 @@ def test_prediction_box_in_the_widget(seed):
     assert "right" in checked(s, "[1/3, 1/3, 1/3]") and s.index == 1  # a fraction typed is exact
     assert "wrong" in checked(s, "[1, 1, 1]") and s.index == 2
     said = checked(s, "2 * x")  # text, never run: x is not looked up in the learner's names
-    assert "could not read" in said and "x is a name" in said and "WrongForm" not in said and s.index == 2
+    assert "not checked" in said and "x is a name" in said and "WrongForm" not in said and s.index == 2
     assert "is code" in checked(s, "torch.ones(3) / 3") and s.index == 2
-    assert "could not read" in checked(s, "2 * ((") and s.index == 2
+    assert "not checked" in checked(s, "2 * ((") and s.index == 2
     assert "right" in checked(s, "tensor([0.6667, 1.3333, 2.0000], dtype=torch.float64, grad_fn=<MulBackward0>)")
     assert s.index == 3
 
