@@ -207,6 +207,7 @@ def test_a_step_repaints_and_does_not_redraw(monkeypatch):
     t = al.trace(z, names={"x": x, "w": w, "z": z})
     d = drawing_of(t)
     first = d.png(*marks_at(t, 1))
+    d.prepare()  # what a live stepper does between clicks: render every text a step may stamp
     draws = []
     real = draw_module.FigureCanvasAgg.draw
     monkeypatch.setattr(draw_module.FigureCanvasAgg, "draw", lambda self, *a: draws.append(1) or real(self, *a))
@@ -214,8 +215,28 @@ def test_a_step_repaints_and_does_not_redraw(monkeypatch):
     again = [d.png(*marks_at(t, i)) for i in range(len(t.steps) + 1)]
     assert pngs == again and pngs[1] == first  # the same step, the same bytes
     assert len(set(pngs)) == len(pngs)
-    # nothing is drawn again: the texts a step stamps were rendered with the blank figure
+    # nothing is drawn again: every text a step stamps was rendered by prepare()
     assert draws == []
+
+
+def test_an_unprepared_step_renders_only_its_new_texts(monkeypatch):
+    x, w, _p, _q, z = two_leaves()
+    t = al.trace(z, names={"x": x, "w": w, "z": z})
+    d = drawing_of(t)
+    d.png(*marks_at(t, 0))  # opening: the blank figure and the first picture's texts
+    drawn = []
+    real = draw_module.FigureCanvasAgg.draw
+    monkeypatch.setattr(draw_module.FigureCanvasAgg, "draw",
+                        lambda self, *a: drawn.append(self.figure) or real(self, *a))
+    for i in range(len(t.steps) + 1):
+        d.png(*marks_at(t, i))
+    # at most one small figure of texts a step, never the graph's own figure again
+    assert len(drawn) <= len(t.steps)
+    assert all(figure is not d.figure for figure in drawn)
+    drawn.clear()
+    for i in range(len(t.steps) + 1):
+        d.png(*marks_at(t, i))
+    assert drawn == []  # a text once rendered is kept
 
 
 # --- layout ---------------------------------------------------------------------------------------

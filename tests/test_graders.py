@@ -20,12 +20,14 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
+from autograd_lab.practice.checking import NotCorrect
+
 ROOT = Path(__file__).resolve().parents[1]
 GRADERS = ROOT / ".graders"
 BIN = GRADERS / "bin"
 
 # The autograder cell README's teacher section shows, word for word. In grading mode a check that
-# is not correct raises AssertionError with its diagnosis; the assert fails the cell outside grading
+# is not correct raises NotCorrect (an AssertionError) with its diagnosis; the assert fails the cell outside grading
 # mode too, and keeps it silent (otter compares what a test prints with what it printed for the
 # teacher).
 CHECK_CELL = '''import autograd_lab
@@ -161,10 +163,10 @@ def test_nbgrader_autograde_gives_full_marks_and_partial_with_the_diagnosis(grad
                                "cells": {"check_mean_square": 0.0, "check_sum_square": 1.0}}
 
     wrong = flat((course / "feedback" / "wrong" / "ps1" / "ps1.html").read_text())
-    assert "AssertionError" in wrong
+    assert issubclass(NotCorrect, AssertionError) and NotCorrect.__name__ in wrong
     assert flat(diagnosis()) in wrong
     right = flat((course / "feedback" / "right" / "ps1" / "ps1.html").read_text())
-    assert "AssertionError" not in right and "Incorrect" not in right
+    assert NotCorrect.__name__ not in right and "Incorrect" not in right
 
 
 # --- otter-grader -------------------------------------------------------------------------------
@@ -236,10 +238,10 @@ def test_otter_run_gives_full_marks_and_partial_with_the_diagnosis(graders, grad
     assert public["right"][0]["status"] == "passed" and public["wrong"][0]["status"] == "failed"
 
     (failed,) = [test for test in results["wrong"][0]["tests"] if test["name"] == "mean_square"]
-    assert "AssertionError" in failed["output"]
+    assert NotCorrect.__name__ in failed["output"]
     assert flat(diagnosis()) in flat(failed["output"])
     assert flat(diagnosis()) in flat(public["wrong"][0]["output"])  # what the student is shown
-    assert "AssertionError" not in json.dumps(results["right"][0])
+    assert NotCorrect.__name__ not in json.dumps(results["right"][0])
 
 
 def test_the_graders_stay_out_of_the_labs_venv():
