@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 GRADERS = ROOT / ".graders"
 BIN = GRADERS / "bin"
 
-# The autograder cell the teachers' page (docs/teachers.md, docs/zh/teachers.md) shows, word for word. In grading mode a check that
-# is not correct raises NotCorrect (an AssertionError) with its diagnosis; the assert fails the cell outside grading
-# mode too, and keeps it silent (otter compares what a test prints with what it printed for the
-# teacher).
+# The autograder cell the teachers' page (docs/teachers.md, docs/zh/teachers.md) shows, word for word
+# (the last test below checks it). In grading mode a check that is not correct raises NotCorrect (an
+# AssertionError) with its diagnosis; the assert fails the cell outside grading mode too, and keeps it
+# silent (otter compares what a test prints with what it printed for the teacher).
 CHECK_CELL = '''import autograd_lab
 ex = autograd_lab.exercise("{name}")
 assert ex.check(answer_{name})'''
