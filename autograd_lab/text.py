@@ -6,9 +6,11 @@ import html as _html
 
 
 # One colour per kind of outcome, shared by every room: green is right or harmless, red is wrong
-# (or silently wrong), amber is an error autograd raised, grey is nothing to judge yet.
+# (or silently wrong), olive is close (right as far as it is written, but too few digits or cut
+# instead of rounded: between right and wrong), amber is an error autograd raised, grey is nothing
+# to judge yet.
 STATUS_COLOURS = {
-    "correct": "#1b7f3b", "right": "#1b7f3b", "ok": "#1a7f37",
+    "correct": "#1b7f3b", "right": "#1b7f3b", "ok": "#1a7f37", "close": "#6f6400",
     "incorrect": "#b3261e", "wrong": "#b3261e", "silently wrong": "#c00000",
     "error": "#b35900", "refused": "#555555", "not attempted": "#6b6b6b",
 }
