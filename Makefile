@@ -114,7 +114,7 @@ test-release: $(STAMP) $(RELEASE)/.installed
 # the lab as a learner installs it, with no constraint, which must change none of them; then the unit
 # tests that need no JupyterLab or other venv, and lesson 00 in both languages through its kernel.
 COLAB := .colab
-COLAB_STACK := ipython ipykernel ipywidgets traitlets notebook matplotlib numpy torch
+COLAB_STACK := ipython ipykernel ipywidgets traitlets notebook matplotlib pyparsing numpy torch
 COLAB_PINS = $(COLAB)/bin/python -m pip freeze | grep -iE '^(ipython|ipykernel|ipywidgets|torch)=='
 $(COLAB)/.installed: pyproject.toml constraints-colab.txt
 	rm -rf $(COLAB) && $(PYTHON) -m venv $(COLAB)
