@@ -16,30 +16,38 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-_found: set[str] = set()  # families once found and completed (the font list changes only by the addfont below)
+_found: dict[str, str] = {}  # family -> the name matplotlib knows it by, once found and completed
 
 
 def _family(font: Font) -> str | None:
     """The name matplotlib knows the language's font by, None if there is none. Every file of the
     font on this machine (each weight: regular, bold, ...) is added to matplotlib's font list that
     its cache lacks: a cache built before the font, or before some of its weights, was installed
-    would otherwise draw bold text from another weight, or log a "findfont" warning."""
+    would otherwise draw bold text from another weight, or log a "findfont" warning. A matplotlib
+    older than 3.11 reads only the first face of a font collection (Noto Sans CJK's .ttc files: the
+    Japanese face, which has the same ideographs): then that face's name is the one to draw with."""
     if font.family in _found:
-        return font.family
+        return _found[font.family]
     from matplotlib import font_manager
 
     manager = font_manager.fontManager
-    listed = {os.path.realpath(f.fname) for f in manager.ttflist if f.name == font.family}  # its files known
+
+    def files_of_the_font():
+        return [f for f in manager.ttflist if Path(f.fname).name.startswith(font.files)]
+
+    listed = {os.path.realpath(f.fname) for f in files_of_the_font()}  # its files known
     for path in sorted(font_manager.findSystemFonts()):
         if Path(path).name.startswith(font.files) and os.path.realpath(path) not in listed:
             try:
                 manager.addfont(path)
             except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read: the others serve
                 continue
-    if not any(f.name == font.family for f in manager.ttflist):
+    names = sorted({f.name for f in files_of_the_font()} | {f.name for f in manager.ttflist if f.name == font.family})
+    if not names:
         return None  # not found is asked again: the font may be installed while the kernel runs
-    _found.add(font.family)
-    return font.family
+    name = font.family if font.family in names else names[0]
+    _found[font.family] = name
+    return name
 
 
 def figure_fonts() -> dict[str, object]:

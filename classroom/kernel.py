@@ -69,7 +69,7 @@ class LearnerKernel:
         self.ws.send(json.dumps({
             "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": self.client_session,
                        "username": self.name, "version": "5.3",
-                       "date": datetime.datetime.now(datetime.timezone.utc).isoformat()},
+                       "date": datetime.datetime.now(datetime.UTC).isoformat()},
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
             "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
                         "allow_stdin": False, "stop_on_error": True}}))

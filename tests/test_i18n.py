@@ -123,7 +123,7 @@ def test_a_font_installed_after_matplotlibs_cache_draws_bold_text_without_a_word
     family = LANGUAGES["zh"].font.family
     monkeypatch.setattr(font_manager.fontManager, "ttflist",
                         [f for f in font_manager.fontManager.ttflist if f.name != family])
-    monkeypatch.setattr(fonts, "_found", set())
+    monkeypatch.setattr(fonts, "_found", {})
     font_manager.fontManager._findfont_cached.cache_clear()
 
     @fonts.figure_text
