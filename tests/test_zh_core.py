@@ -109,7 +109,7 @@ def test_snapshot_refuses_a_tensor_without_a_graph_in_chinese(zh):
         snapshot(torch.ones(2))
 
 
-def test_a_figure_stands_in_as_chinese_text(zh):
+def test_a_figure_stands_in_as_chinese_text(zh, ip):  # ip: a shell that formats as a kernel does
     x = torch.tensor([1., 2.], requires_grad=True)
     view = al.jacobian(x * 2, x, names={"x": x})
     with capture_output() as out:
