@@ -97,9 +97,12 @@ def _relative(target: PurePosixPath, start: PurePosixPath) -> str:
     return posixpath.relpath(str(target), str(start.parent) or ".")
 
 
-def twin_header(page: Page, names: dict[str, str]) -> str:
-    """The line each page starts with: its twin in every other language, named in its own words."""
-    return " · ".join(f"[{names[code]}]({_relative(path, page.path)})" for code, path in page.twins.items())
+def twin_header(page: Page, names: dict[str, str], text: str = "") -> str:
+    """The line each page starts with: its twin in every other language, named in its own words
+    (but for a twin that text, the page's own words, links to already: the READMEs do)."""
+    linked = {PurePosixPath(*_normal(page.path.parent / target.split("#", 1)[0])) for _, target in LINK.findall(text)}
+    return " · ".join(f"[{names[code]}]({_relative(path, page.path)})" for code, path in page.twins.items()
+                      if path not in linked)
 
 
 def relink(text: str, page: Page, in_book: set[PurePosixPath]) -> str:
@@ -143,8 +146,9 @@ def write_source(source: Path, root: Path = ROOT) -> tuple[list[Page], list[Page
         _write(source / page.path, json.dumps(nb, ensure_ascii=False, indent=1) + "\n")
     for page in docs:
         text = relink((root / page.path).read_text(encoding="utf-8"), page, in_book)
-        if page.twins:
-            text = twin_header(page, names) + "\n\n" + text
+        header = twin_header(page, names, text)
+        if header:
+            text = header + "\n\n" + text
         _write(source / page.path, text)
     _write(source / "_toc.yml", _yaml(toc(lessons, docs, names)))
     _write(source / "_config.yml", _yaml(config(root)))

@@ -140,6 +140,9 @@ def test_a_link_to_a_file_outside_the_book_is_left_as_its_text():
 def test_each_twin_header_names_the_other_language_in_its_own_words():
     page = book.Page(PurePosixPath("notebooks/zh/01_x.ipynb"), "zh", {"en": PurePosixPath("notebooks/01_x.ipynb")})
     assert book.twin_header(page, book.languages()) == "[English](../01_x.ipynb)"
+    readme = book.Page(PurePosixPath("README.md"), "en", {"zh": PurePosixPath("README.zh.md")})
+    assert book.twin_header(readme, book.languages(), "# x\n[中文说明](README.zh.md)\n") == ""
+    assert book.twin_header(readme, book.languages(), "# x\n") == "[中文](README.zh.md)"
 
 
 def test_the_config_builds_from_stored_outputs_and_prefers_the_static_face():
