@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # jupyter refuses to run as root unless told; CI and these machines run as root.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-fast test-unit test-lessons lint lessons derived bench clean classroom classroom-env bench-classroom catalogs test-release
+.PHONY: lab test test-fast test-unit test-lessons lint lessons derived bench clean classroom classroom-env bench-classroom catalogs test-release test-colab test-torch-next
 
 # The catalogs of every language but English, compiled from their .po files with Babel's own
 # command line; `make lab AUTOGRAD_LAB_LANG=zh` opens the course of that language (notebooks/zh/).
@@ -109,6 +109,47 @@ test-release: $(STAMP) $(RELEASE)/.installed
 	AUTOGRAD_LAB_RELEASE=$(CURDIR)/$(RELEASE) $(EN) $(ONE_THREAD) $(BIN)/python -m pytest -p no:cacheprovider \
 		-p no:xdist -s tests/test_release_build.py
 
+# Colab's stack (.ci/run calls it): IPython 7.34.0, ipykernel 6.17.1, ipywidgets 7.7.1 and what its
+# runtime pins beside them (constraints-colab.txt), installed first as a Colab kernel has them; then
+# the lab as a learner installs it, with no constraint, which must change none of them; then the unit
+# tests that need no JupyterLab or other venv, and lesson 00 in both languages through its kernel.
+COLAB := .colab
+COLAB_STACK := ipython ipykernel ipywidgets traitlets notebook matplotlib numpy torch
+COLAB_PINS = $(COLAB)/bin/python -m pip freeze | grep -iE '^(ipython|ipykernel|ipywidgets|torch)=='
+$(COLAB)/.installed: pyproject.toml constraints-colab.txt
+	rm -rf $(COLAB) && $(PYTHON) -m venv $(COLAB)
+	$(COLAB)/bin/python -m pip install -q -c constraints-colab.txt $(COLAB_STACK)
+	$(COLAB_PINS) > $(COLAB)/stack.txt
+	$(COLAB)/bin/python -m pip install -q -e .
+	$(COLAB_PINS) | diff $(COLAB)/stack.txt - || { echo "installing the lab changed Colab's stack (above)"; exit 1; }
+	$(COLAB)/bin/python -m pip install -q -c constraints-colab.txt pytest pytest-xdist pytest-timeout \
+		hypothesis nbval nbformat nbclient babel
+	touch $(COLAB)/.installed
+
+# ipykernel 6.17's debugger prints a frozen-modules note on stderr unless told not to check
+test-colab: $(COLAB)/.installed $(MO)
+	$(EN) $(ONE_THREAD) $(COLAB)/bin/python -m pytest -p no:cacheprovider $(PARALLEL) tests -m "not browser" \
+		--ignore=tests/test_graders.py --ignore=tests/test_classroom.py
+	PYDEVD_DISABLE_FILE_VALIDATION=1 $(EN) $(COLAB)/bin/python -m pytest -p no:cacheprovider --nbval \
+		--nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/00_start_here.ipynb \
+		notebooks/zh/00_start_here.ipynb
+
+# The next torch (.ci/run calls it): torch 2.14.1 (a CUDA build on these machines' disk, about 5.5 GB,
+# no download; it runs on the CPU) with every other version of constraints.txt, and the same unit
+# tests as test-colab.
+TORCH_NEXT := .torch-next
+$(TORCH_NEXT)/.installed: pyproject.toml constraints.txt
+	rm -rf $(TORCH_NEXT) && $(PYTHON) -m venv $(TORCH_NEXT)
+	grep -v '^torch==' constraints.txt > $(TORCH_NEXT)/constraints.txt
+	echo 'torch==2.14.1' >> $(TORCH_NEXT)/constraints.txt
+	$(TORCH_NEXT)/bin/python -m pip install -q -c $(TORCH_NEXT)/constraints.txt -e . pytest pytest-xdist \
+		pytest-timeout hypothesis nbformat nbclient ipykernel babel
+	touch $(TORCH_NEXT)/.installed
+
+test-torch-next: $(TORCH_NEXT)/.installed $(MO)
+	$(EN) $(ONE_THREAD) $(TORCH_NEXT)/bin/python -m pytest -p no:cacheprovider $(PARALLEL) tests -m "not browser" \
+		--ignore=tests/test_graders.py --ignore=tests/test_classroom.py
+
 # Re-run the lessons and store their outputs (after changing the lab or a lesson).
 lessons: $(STAMP) $(MO)
 	$(EN) $(BIN)/python scripts/run_lessons.py
@@ -150,4 +191,4 @@ bench-classroom: $(CLASSROOM_STAMP)
 	AUTOGRAD_LAB_BENCH_CLASSROOM=1 $(BIN)/python bench/bench_classroom.py --learners $(N)
 
 clean:
-	rm -rf $(VENV) $(GRADERS) $(CLASSROOM) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(GRADERS) $(CLASSROOM) $(COLAB) $(TORCH_NEXT) .pytest_cache .hypothesis

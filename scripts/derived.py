@@ -6,9 +6,9 @@
 What is derived, and from what:
 - autograd_lab/practice/lessons.toml: each lesson's exercises (the lesson an exercise names in its
   register() call) in the order the lesson's English notebook first uses them; the bank's order;
-- the exercise tables of README.md and README.zh.md (between their `exercises` markers): every
-  exercise of the bank in course order, its title in that README's language and the lessons that
-  use it.
+- the exercise tables of the teachers' page, docs/teachers.md and docs/zh/teachers.md (between
+  their `exercises` markers): every exercise of the bank in course order, its title in that page's
+  language and the lessons that use it.
 An exercise that its own lesson never uses is an error, named with what to do.
 """
 from __future__ import annotations
@@ -24,8 +24,9 @@ sys.path.insert(0, str(ROOT))
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS_FILE = ROOT / "autograd_lab" / "practice" / "lessons.toml"
 USES = re.compile(r'exercise\(\s*["\'](\w+)["\']|%exercise\s+(\w+)')
-READMES = {"README.md": ("en", "| lesson | exercise | what it asks | used in lessons |"),
-           "README.zh.md": ("zh", "| 课 | 练习 | 问的是什么 | 用在哪些课 |")}
+# The pages that hold an exercise table: (the language of its titles, the table's head)
+TABLES = {"docs/teachers.md": ("en", "| lesson | exercise | what it asks | used in lessons |"),
+          "docs/zh/teachers.md": ("zh", "| 课 | 练习 | 问的是什么 | 用在哪些课 |")}
 START, END = "<!-- exercises: made by scripts/derived.py from the bank and the lessons -->", "<!-- /exercises -->"
 
 
@@ -86,8 +87,9 @@ def exercise_table(code: str, head: str) -> str:
     return "\n".join([head, "|---|---|---|---|", *rows])
 
 
-def readme(name: str) -> str:
-    code, head = READMES[name]
+def with_table(name: str) -> str:
+    """The page `name` (a path from the repository's root) with its exercise table made again."""
+    code, head = TABLES[name]
     text = (ROOT / name).read_text(encoding="utf-8")
     start, end = text.index(START) + len(START), text.index(END)
     return text[:start] + "\n" + exercise_table(code, head) + "\n" + text[end:]
@@ -95,7 +97,7 @@ def readme(name: str) -> str:
 
 def stale() -> list[str]:
     """The derived files whose text is not what the code and the lessons give."""
-    files = {LESSONS_FILE: lessons_toml(), **{ROOT / name: readme(name) for name in READMES}}
+    files = {LESSONS_FILE: lessons_toml(), **{ROOT / name: with_table(name) for name in TABLES}}
     return [str(p.relative_to(ROOT)) for p, text in files.items()
             if not p.exists() or p.read_text(encoding="utf-8") != text]
 
@@ -105,8 +107,8 @@ def write() -> None:
     from autograd_lab.practice import registry
 
     registry.lesson_order.cache_clear()  # the bank's order from the file just written
-    for name in READMES:
-        (ROOT / name).write_text(readme(name), encoding="utf-8")
+    for name in TABLES:
+        (ROOT / name).write_text(with_table(name), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,14 @@ import pytest
 
 @pytest.fixture
 def ip():
-    """A global IPython shell with the extension loaded; magics are called on it."""
+    """A global IPython shell with the extension loaded; magics are called on it. It formats every
+    mime type and calls _ipython_display_, as a kernel's shell does (IPython 7's terminal shell
+    formats text/plain alone)."""
     from IPython.testing.globalipapp import get_ipython
 
     shell = get_ipython()
+    shell.display_formatter.active_types = list(shell.display_formatter.format_types)
+    shell.display_formatter.ipython_display_formatter.enabled = True
     shell.run_line_magic("load_ext", "autograd_lab")
     yield shell
     shell.run_line_magic("unload_ext", "autograd_lab")

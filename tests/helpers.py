@@ -311,3 +311,13 @@ def exercises_in_catalog(domain: str) -> list[str]:
     files = {p.resolve() for p in module.sources(domain)}
     return [e.name for e in catalog()
             if Path(importlib.import_module(e.build.__module__).__file__).resolve() in files]
+
+
+# IPython 7's terminal shell (started by globalipapp in a subprocess) sets the terminal's title with
+# escape sequences on stdout; IPython 8 does not. What a test reads is the text around them.
+TERMINAL_TITLE = re.compile(r"\x1b\[[0-9;]*t|\x1b\][^\x07]*\x07")
+
+
+def printed(stdout: str) -> str:
+    """What a subprocess printed, without a terminal shell's title escapes."""
+    return TERMINAL_TITLE.sub("", stdout)

@@ -1,5 +1,5 @@
-"""The derived files (scripts/derived.py: the bank's order in lessons.toml, the README exercise
-tables in both languages) are what the code and the lessons give, and the derivation refuses an
+"""The derived files (scripts/derived.py: the bank's order in lessons.toml, the exercise tables of
+the teachers' page in both languages) are what the code and the lessons give, and the derivation refuses an
 exercise that its own lesson never uses."""
 import importlib.util
 from pathlib import Path
@@ -43,10 +43,10 @@ def test_an_exercise_its_lesson_never_uses_is_refused(derived):
         registry._REGISTERED.pop()
 
 
-def test_readme_table_names_every_exercise_once(derived):
+def test_the_teachers_table_names_every_exercise_once(derived):
     import autograd_lab
 
-    for name in derived.READMES:
+    for name in derived.TABLES:
         text = (ROOT / name).read_text(encoding="utf-8")
         table = text[text.index(derived.START):text.index(derived.END)]
         for e in autograd_lab.exercises():

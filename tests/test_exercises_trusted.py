@@ -74,7 +74,7 @@ def test_autograds_own_gradient_is_not_attempted_in_every_mode():
         assert err.value.result.status == "not attempted"
         with pytest.raises(NotCorrect):
             ex.check(x.grad.numpy())
-    # a copy owns its memory: it cannot be told from numbers worked out, and is checked (README says so)
+    # a copy owns its memory: it cannot be told from numbers worked out, and is checked (the teachers' page says so)
     assert ex.check(x.grad.clone()).correct and ex.check(x.grad.tolist()).correct
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograd_lab.languages import LANGUAGES
+from helpers import printed
 
 FONT = LANGUAGES["zh"].font
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +44,8 @@ from IPython.testing.globalipapp import get_ipython
 from IPython.utils.capture import capture_output
 import io
 ip = get_ipython()
+ip.display_formatter.active_types = list(ip.display_formatter.format_types)  # as a kernel (IPython 7)
+ip.display_formatter.ipython_display_formatter.enabled = True
 ip.run_line_magic("load_ext", "autograd_lab")
 import autograd_lab
 autograd_lab.language("zh")
@@ -80,7 +83,7 @@ def test_a_cache_older_than_the_font_prints_no_warning(catalogs, tmp_path, drop)
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stderr == ""
-    seen = json.loads(run.stdout.splitlines()[-1])
+    seen = json.loads(printed(run.stdout).splitlines()[-1])
     assert seen["ok"] and seen["png"] and seen["stderr"] == "" and seen["records"] == []
     # the cache really lacked it: no weight at all, or no bold
     assert seen["before"] == ([] if not drop else [w for w in seen["on_disk"] if w < 700])

@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 GRADERS = ROOT / ".graders"
 BIN = GRADERS / "bin"
 
-# The autograder cell README's teacher section shows, word for word. In grading mode a check that
-# is not correct raises NotCorrect (an AssertionError) with its diagnosis; the assert fails the cell outside grading
-# mode too, and keeps it silent (otter compares what a test prints with what it printed for the
-# teacher).
+# The autograder cell the teachers' page (docs/teachers.md, docs/zh/teachers.md) shows, word for word
+# (the last test below checks it). In grading mode a check that is not correct raises NotCorrect (an
+# AssertionError) with its diagnosis; the assert fails the cell outside grading mode too, and keeps it
+# silent (otter compares what a test prints with what it printed for the teacher).
 CHECK_CELL = '''import autograd_lab
 ex = autograd_lab.exercise("{name}")
 assert ex.check(answer_{name})'''
@@ -84,7 +84,8 @@ def diagnosis() -> str:
 
     result = bank.exercise("mean_square").check([1 / 3, 1 / 3, 1 / 3])
     assert result.status == "incorrect"
-    assert "dz/dy" in result.message and "chain rule" in result.message, result.message
+    # a first wrong answer gets a question pointing at the step to re-think, not the answer
+    assert "chain rule" in result.message and "?" in result.message, result.message
     return result.message
 
 
@@ -250,3 +251,13 @@ def test_the_graders_stay_out_of_the_labs_venv():
         pytest.skip(f"not running in the lab's venv {ROOT / '.venv'}")
     assert importlib.util.find_spec("nbgrader") is None
     assert importlib.util.find_spec("otter") is None
+
+
+@pytest.mark.parametrize("page", ["docs/teachers.md", "docs/zh/teachers.md"])
+def test_the_teachers_page_shows_the_cell_these_tests_grade_with(page):
+    """The cell a teacher copies from the page is the one graded above, word for word, as a code block."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert f"```python\n{CHECK_CELL.format(name=QUESTIONS[0][0])}\n```" in text, (
+        f"{page} does not show the autograder cell of tests/test_graders.py (CHECK_CELL)")
+    name, _points, right, _wrong = QUESTIONS[0]
+    assert f"`answer_{name} = {right}`" in text, f"{page} does not show the right student's answer cell"

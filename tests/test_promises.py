@@ -12,7 +12,7 @@ from torch.utils.checkpoint import checkpoint
 
 import autograd_lab as al
 from autograd_lab.errors import LabInputError
-from helpers import Cube, hooks_on, torch_attributes, walk
+from helpers import Cube, hooks_on, printed, torch_attributes, walk
 
 LIMIT = 100_000  # bytes of text + HTML in one output
 
@@ -567,7 +567,7 @@ def in_a_fresh_process(code: str) -> str:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stderr == "", out.stderr
-    return out.stdout.strip()
+    return printed(out.stdout).strip()
 
 
 def test_reloading_the_recording_leaves_the_learners_backward_working():

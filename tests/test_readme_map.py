@@ -1,5 +1,6 @@
-"""README's "How it is built" map matches the package: every module and room it names exists, and
-every module of the package is named there (so the map cannot drift from the tree)."""
+"""The module map of docs/built.md ("How it is built") matches the package: every module and room it
+names exists, and every module of the package is named there (so the map cannot drift from the tree).
+The Chinese page, docs/zh/built.md, shows the same map (module names are code, the map stays English)."""
 import re
 from pathlib import Path
 
@@ -7,17 +8,23 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "autograd_lab"
 
 
-def map_block() -> str:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## How it is built", 1)[1]
+BUILT = ROOT / "docs" / "built.md"
+BUILT_ZH = ROOT / "docs" / "zh" / "built.md"
+
+
+def map_block(path: Path = BUILT, heading: str = "## The module map") -> str:
+    """The first fenced block under the page's module map heading."""
+    text = path.read_text(encoding="utf-8")
+    assert heading in text, f"{path.relative_to(ROOT)} has no heading {heading!r}"
+    section = text.split(heading, 1)[1]
     return section.split("```", 2)[1]
 
 
-def named_in_map() -> dict[str, set[str]]:
+def named_in_map(block: str | None = None) -> dict[str, set[str]]:
     """{"": top-level modules and rooms, "room": its modules (and sub-folders) named in the map}."""
     named: dict[str, set[str]] = {"": set()}
     room = ""
-    for line in map_block().splitlines()[1:]:
+    for line in (map_block() if block is None else block).splitlines()[1:]:
         head = re.match(r"^  (\S+)", line)
         if head:
             entry = head.group(1)
@@ -52,3 +59,16 @@ def test_every_module_of_the_package_is_in_the_map_and_nothing_else():
         assert named.get(room, set()) == real[room], (
             f"{room}/: map names {sorted(named.get(room, set()) - real[room])} that do not exist, "
             f"and lacks {sorted(real[room] - named.get(room, set()))}")
+
+
+def test_the_chinese_page_shows_the_same_map():
+    assert map_block(BUILT_ZH, "## 模块地图") == map_block(), (
+        "docs/zh/built.md's module map differs from docs/built.md's: copy the English map there")
+
+
+def test_a_module_left_out_of_the_map_is_caught():
+    block = map_block()
+    assert "  errors.py" in block
+    named = named_in_map(block.replace("  errors.py", "  errorz.py"))
+    assert "errors.py" not in named[""] and "errorz.py" in named[""]
+    assert "traced.py" not in named_in_map(block.replace("traced.py", ""))["practice"]

@@ -60,7 +60,8 @@ def test_the_sdist_holds_the_catalogs_the_licence_and_the_learners_lessons_only(
     assert set(CATALOGS) <= names, f"compiled catalogs missing from the sdist: {sorted(set(CATALOGS) - names)}"
     assert {"LICENSE", "hatch_build.py", "pyproject.toml", "CITATION.cff", "CHANGELOG.md"} <= names
     assert sorted(n for n in names if n.endswith(".ipynb")) == LEARNERS
-    assert not [n for n in names if "teachers" in n or "__pycache__" in n]
+    assert "docs/teachers.md" in names and "README.md" in names  # the front door and the pages it links
+    assert not [n for n in names if "teachers/" in n or "__pycache__" in n]  # no solutions
 
 
 def test_the_wheel_holds_the_catalogs_the_licence_the_lessons_and_true_metadata():
@@ -71,7 +72,8 @@ def test_the_wheel_holds_the_catalogs_the_licence_the_lessons_and_true_metadata(
     assert set(CATALOGS) <= names, f"compiled catalogs missing from the wheel: {sorted(set(CATALOGS) - names)}"
     assert f"autograd_lab-{version()}.dist-info/licenses/LICENSE" in names
     assert sorted(n for n in names if n.endswith(".ipynb")) == ["autograd_lab/" + n for n in LEARNERS]
-    assert not [n for n in names if "teachers" in n or "__pycache__" in n]
+    assert "docs/teachers.md" in names and "README.md" in names  # the front door and the pages it links
+    assert not [n for n in names if "teachers/" in n or "__pycache__" in n]  # no solutions
     assert f"\nVersion: {version()}\n" in meta and "\nLicense-File: LICENSE\n" in meta
     for classifier in ("Framework :: Jupyter", "Intended Audience :: Education",
                        "License :: OSI Approved :: MIT License"):

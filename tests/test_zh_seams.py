@@ -118,6 +118,7 @@ def test_the_tool_is_not_a_laboratory(room):
 
 def test_the_chinese_course_calls_the_tool_autograd_lab_or_this_tool():
     texts = {"README.zh.md": (ROOT / "README.zh.md").read_text(encoding="utf-8")}
+    texts |= {f"docs/zh/{p.name}": p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs" / "zh").glob("*.md"))}
     for path in sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         texts[path.name] = "\n".join("".join(c["source"]) for c in cells)

@@ -108,16 +108,6 @@ def stop_cause(graph: Graph, node: Node, position: int, names: Mapping | None = 
     return None
 
 
-def constant_reason(graph: Graph, value: torch.Tensor, names: Mapping | None = None) -> str | None:
-    """Who a saved value that needs no gradient is, in the learner's words; None if unknown."""
-    cause = constant_cause(graph, value, names)
-    if cause is None:
-        return None
-    kind, who = cause
-    return {"detach": _("a detach() of {who}: same memory, cut from the graph"),
-            "tensor": _("{who}, which does not require grad")}.get(kind, _("the constant {who}")).format(who=who)
-
-
 def constant_cause(graph: Graph, value: torch.Tensor, names: Mapping | None = None) -> tuple[str, str] | None:
     for leaf in graph.leaves():
         if leaf.leaf is not None and same_memory(leaf.leaf, value):

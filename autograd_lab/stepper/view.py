@@ -25,6 +25,11 @@ from .yours import yours_line
 WINDOW = 36  # nodes drawn at once: a big graph is shown around the current node
 
 
+def playing_trait(play) -> str:
+    """The name of the Play widget's running state: `playing` from ipywidgets 8, `_playing` in 7."""
+    return "playing" if play.has_trait("playing") else "_playing"
+
+
 class Stepper(View):
     """Walk through one recorded backward. index is how many steps are revealed (0 = none).
 
@@ -238,7 +243,7 @@ class Stepper(View):
         autoplay = w.Button(description=_("Play"), layout=w.Layout(width="90px"))
         autoplay.add_class("agl-autoplay")
         autoplay.on_click(lambda _b: self._toggle_play())
-        self._play.observe(lambda change: self._play_words(), names="playing")
+        self._play.observe(lambda change: self._play_words(), names=playing_trait(self._play))
         self._autoplay = autoplay
         controls = w.HBox([*buttons.values(), autoplay, self._play, self._slider])
         self._log = _classed(w.HTML(), "agl-walk")
@@ -269,13 +274,15 @@ class Stepper(View):
 
     def _toggle_play(self):
         """The Play button: the hidden Play widget steps in the front end; from the end it starts over."""
-        if not self._play.playing and self.index == len(self.trace.steps):
+        name = playing_trait(self._play)
+        playing = getattr(self._play, name)
+        if not playing and self.index == len(self.trace.steps):
             self.goto(0)
-        self._play.playing = not self._play.playing
+        setattr(self._play, name, not playing)
         self._play_words()
 
     def _play_words(self):
-        self._autoplay.description = _("Pause") if self._play.playing else _("Play")
+        self._autoplay.description = _("Pause") if getattr(self._play, playing_trait(self._play)) else _("Play")
 
     def _check_typed(self):
         try:  # the box is text, never run: numbers, lists, tensors as printed (practice/typed.py)
