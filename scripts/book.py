@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ENGLISH = "en"  # the language of notebooks/, README.md and docs/*.md themselves
 WIDGET = "application/vnd.jupyter.widget-view+json"
 LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(([^)\s]+)\)")  # [text](target), not an image
+IMAGE = re.compile(r"!\[[^\]\n]*\]\(([^)\s]+)\)|<img\b[^>]*\bsrc=\"([^\"]+)\"")  # ![alt](target), <img src>
+SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:")  # https:, mailto:, data:
 
 
 @dataclass
@@ -70,7 +72,14 @@ def _docs(root: Path, codes: list[str]) -> list[tuple[str, str, PurePosixPath]]:
         if code != ENGLISH and (docs / code).is_dir():
             found += [(code, f"docs/{p.stem}", PurePosixPath(f"docs/{code}/{p.name}"))
                       for p in sorted((docs / code).glob("*.md"))]
-    return found
+    # each language's docs in the order its README first links them (the others after, by name)
+    readmes = {code: (root / path).read_text(encoding="utf-8") for code, name, path in found if name == "README"}
+
+    def place(entry: tuple[str, str, PurePosixPath]) -> tuple[int, int]:
+        code, name, path = entry
+        at = readmes.get(code, "").find(f"]({path}")
+        return (0, 0) if name == "README" else (1, at if at >= 0 else sys.maxsize)
+    return sorted(found, key=place)
 
 
 def pages(root: Path = ROOT) -> tuple[list[Page], list[Page]]:
@@ -110,11 +119,24 @@ def relink(text: str, page: Page, in_book: set[PurePosixPath]) -> str:
     def one(match: re.Match) -> str:
         words, target = match.groups()
         where = target.split("#", 1)[0]
-        if not where or re.match(r"^[a-z][a-z0-9+.-]*:", where):  # an anchor, or a web address
+        if not where or re.match(SCHEME, where):  # an anchor, or a web address
             return match.group(0)
         resolved = PurePosixPath(*_normal(page.path.parent / where))
         return match.group(0) if resolved in in_book else words
     return LINK.sub(one, text)
+
+
+def pictures(text: str, page: Page, root: Path = ROOT) -> set[PurePosixPath]:
+    """The repository's files that text (of page) shows as pictures: copied into the book with it."""
+    found = set()
+    for match in IMAGE.finditer(text):
+        target = (match.group(1) or match.group(2)).split("#", 1)[0]
+        if not target or re.match(SCHEME, target):  # a web address, or data: (the picture itself)
+            continue
+        path = PurePosixPath(*_normal(page.path.parent / target))
+        if (root / path).is_file() and "teachers" not in path.parts:
+            found.add(path)
+    return found
 
 
 def _normal(path: PurePosixPath) -> list[str]:
@@ -132,20 +154,27 @@ def write_source(source: Path, root: Path = ROOT) -> tuple[list[Page], list[Page
     """The book's source folder: a copy of every page with its twin header, _config.yml, _toc.yml."""
     names = languages(root)
     lessons, docs = pages(root)
-    in_book = {p.path for p in lessons + docs}
+    notebooks = {page.path: json.loads((root / page.path).read_text(encoding="utf-8")) for page in lessons}
+    texts = {page.path: (root / page.path).read_text(encoding="utf-8") for page in docs}
+    for page in lessons:
+        texts[page.path] = "\n".join(cell["source"] for cell in _markdown(notebooks[page.path]))
+    shown = {picture for page in lessons + docs for picture in pictures(texts[page.path], page, root)}
+    in_book = {p.path for p in lessons + docs} | shown
     if source.exists():
         shutil.rmtree(source)
+    for picture in sorted(shown):
+        (source / picture).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / picture, source / picture)
     for page in lessons:
-        nb = json.loads((root / page.path).read_text(encoding="utf-8"))
-        for cell in nb["cells"]:
-            if cell["cell_type"] == "markdown":
-                cell["source"] = relink("".join(cell["source"]), page, in_book)
+        nb = notebooks[page.path]
+        for cell in _markdown(nb):
+            cell["source"] = relink(cell["source"], page, in_book)
         if page.twins:
             nb["cells"].insert(0, {"cell_type": "markdown", "id": "twins", "metadata": {},
                                     "source": twin_header(page, names)})
         _write(source / page.path, json.dumps(nb, ensure_ascii=False, indent=1) + "\n")
     for page in docs:
-        text = relink((root / page.path).read_text(encoding="utf-8"), page, in_book)
+        text = relink(texts[page.path], page, in_book)
         header = twin_header(page, names, text)
         if header:
             text = header + "\n\n" + text
@@ -153,6 +182,14 @@ def write_source(source: Path, root: Path = ROOT) -> tuple[list[Page], list[Page
     _write(source / "_toc.yml", _yaml(toc(lessons, docs, names)))
     _write(source / "_config.yml", _yaml(config(root)))
     return lessons, docs
+
+
+def _markdown(nb: dict) -> list[dict]:
+    """The notebook's markdown cells, each source made one string."""
+    cells = [cell for cell in nb["cells"] if cell["cell_type"] == "markdown"]
+    for cell in cells:
+        cell["source"] = "".join(cell["source"])
+    return cells
 
 
 def _write(path: Path, text: str) -> None:
@@ -176,8 +213,8 @@ def toc(lessons: list[Page], docs: list[Page], names: dict[str, str]) -> dict:
 
 def config(root: Path = ROOT) -> dict:
     """Jupyter Book's _config.yml: stored outputs only, and the static face of every lab view."""
-    cff = (root / "CITATION.cff").read_text(encoding="utf-8")
-    author = re.search(r'^\s*- name: "([^"]+)"', cff, re.M)
+    cff = root / "CITATION.cff"
+    author = re.search(r'^\s*- name: "([^"]+)"', cff.read_text(encoding="utf-8") if cff.exists() else "", re.M)
     return {
         "title": "autograd_lab",
         "author": author.group(1) if author else "autograd_lab",
