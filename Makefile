@@ -159,6 +159,20 @@ lessons: $(STAMP) $(MO)
 bench: $(STAMP)
 	@status=0; for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || status=1; done; exit $$status
 
+# The course as a website: Jupyter Book 1 in a venv of its own (.book/, pinned by constraints-book.txt)
+# builds every lesson of every language and the docs from their stored outputs, nothing executed,
+# into _build/html (scripts/book.py makes the table of contents from the folders; open
+# _build/html/index.html). tests/test_book.py builds it again and reads the pages.
+.PHONY: book
+BOOK := .book
+$(BOOK)/.installed: constraints-book.txt
+	test -x $(BOOK)/bin/python || $(PYTHON) -m venv $(BOOK)
+	$(BOOK)/bin/python -m pip install -q -c constraints-book.txt jupyter-book
+	touch $(BOOK)/.installed
+
+book: $(BOOK)/.installed
+	$(BOOK)/bin/python scripts/book.py
+
 $(CLASSROOM_STAMP): $(STAMP) constraints-classroom.txt classroom/package.json classroom/package-lock.json
 	test -x $(CLASSROOM)/bin/python || $(PYTHON) -m venv $(CLASSROOM)
 	$(CLASSROOM)/bin/python -m pip install -q -c constraints.txt -c constraints-classroom.txt jupyterhub
