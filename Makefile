@@ -129,7 +129,7 @@ $(COLAB)/.installed: pyproject.toml constraints-colab.txt
 # ipykernel 6.17's debugger prints a frozen-modules note on stderr unless told not to check
 test-colab: $(COLAB)/.installed $(MO)
 	$(EN) $(ONE_THREAD) $(COLAB)/bin/python -m pytest -p no:cacheprovider $(PARALLEL) tests -m "not browser" \
-		--ignore=tests/test_graders.py --ignore=tests/test_classroom.py
+		--ignore=tests/test_graders.py --ignore=tests/test_classroom.py --ignore=tests/test_book.py
 	PYDEVD_DISABLE_FILE_VALIDATION=1 $(EN) $(COLAB)/bin/python -m pytest -p no:cacheprovider --nbval \
 		--nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/00_start_here.ipynb \
 		notebooks/zh/00_start_here.ipynb
@@ -148,7 +148,7 @@ $(TORCH_NEXT)/.installed: pyproject.toml constraints.txt
 
 test-torch-next: $(TORCH_NEXT)/.installed $(MO)
 	$(EN) $(ONE_THREAD) $(TORCH_NEXT)/bin/python -m pytest -p no:cacheprovider $(PARALLEL) tests -m "not browser" \
-		--ignore=tests/test_graders.py --ignore=tests/test_classroom.py
+		--ignore=tests/test_graders.py --ignore=tests/test_classroom.py --ignore=tests/test_book.py
 
 # Re-run the lessons and store their outputs (after changing the lab or a lesson).
 lessons: $(STAMP) $(MO)
@@ -191,4 +191,4 @@ bench-classroom: $(CLASSROOM_STAMP)
 	AUTOGRAD_LAB_BENCH_CLASSROOM=1 $(BIN)/python bench/bench_classroom.py --learners $(N)
 
 clean:
-	rm -rf $(VENV) $(GRADERS) $(CLASSROOM) $(COLAB) $(TORCH_NEXT) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(GRADERS) $(CLASSROOM) $(COLAB) $(TORCH_NEXT) $(BOOK) _build .pytest_cache .hypothesis

@@ -76,7 +76,7 @@ def zh(catalogs):
 # Tests that start kernels, servers or a browser, bind ports or measure a process's memory run on one
 # xdist worker, one after the other (`--dist loadgroup`), while the other workers take the rest.
 # (Two such groups side by side were no faster, and a browser test's typing raced a busy kernel.)
-PROCESSES = {"test_kernel_memory.py", "test_graders.py", "test_lessons_filled.py", "test_classroom.py"}
+PROCESSES = {"test_kernel_memory.py", "test_graders.py", "test_lessons_filled.py", "test_classroom.py", "test_book.py"}
 
 
 def pytest_collection_modifyitems(config, items):

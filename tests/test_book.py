@@ -22,9 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / ".book"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
-# It builds the whole site with a tool of another venv: one worker, beside the other slow tests.
-pytestmark = pytest.mark.xdist_group("processes")
-
 
 def _script():
     spec = importlib.util.spec_from_file_location("book", ROOT / "scripts" / "book.py")
