@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -16,6 +17,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+#: one figure built or drawn at a time: rc_context changes matplotlib's settings for the whole
+#: process, so a figure built in a thread (the stepper draws the next window between clicks) while
+#: another leaves its rc_context would take the other's fonts, or none (stepper/draw.py: RENDERING)
+FIGURES = threading.RLock()
 _found: dict[str, str] = {}  # family -> the name matplotlib knows it by, once found and completed
 
 
@@ -73,13 +78,14 @@ def figure_text(build: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(build)
     def building(*args: P.args, **kwargs: P.kwargs) -> R:
-        fonts = figure_fonts()
-        if not fonts:  # English: matplotlib's own settings, without copying them back and forth
-            return build(*args, **kwargs)
-        from matplotlib import rc_context
+        with FIGURES:
+            fonts = figure_fonts()
+            if not fonts:  # English: matplotlib's own settings, without copying them back and forth
+                return build(*args, **kwargs)
+            from matplotlib import rc_context
 
-        with rc_context(fonts):  # type: ignore[arg-type]
-            return build(*args, **kwargs)
+            with rc_context(fonts):  # type: ignore[arg-type]
+                return build(*args, **kwargs)
 
     return building
 

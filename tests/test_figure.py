@@ -373,3 +373,26 @@ def test_at_every_step_the_written_values_overlap_no_other_text(name, output, na
             if a.get_text() in values:
                 others = [b for j, b in enumerate(boxes) if j != i]
                 assert not any(box.overlaps(b) for b in others), (name, index, a.get_text())
+
+
+def test_a_figure_is_built_under_the_one_lock_a_thread_drawing_ahead_takes_too(zh_or_en):
+    """rc_context sets matplotlib's fonts for the whole process: a thread drawing the next window
+    while a click builds a figure would take the other's fonts (missing Chinese glyphs, a warning in
+    the learner's cell). Every figure is built under fonts.FIGURES, the stepper's RENDERING lock."""
+    import threading
+
+    from autograd_lab.fonts import FIGURES, figure_text
+
+    taken = []
+
+    @figure_text
+    def build():
+        other = threading.Thread(target=lambda: taken.append(FIGURES.acquire(blocking=False)))
+        other.start()
+        other.join()
+        return FIGURES._is_owned()  # type: ignore[attr-defined]
+
+    assert build() and taken == [False]  # the builder holds it; another thread cannot take it meanwhile
+    assert draw_module.RENDERING is FIGURES
+    assert FIGURES.acquire(blocking=False)  # and it is let go afterwards
+    FIGURES.release()

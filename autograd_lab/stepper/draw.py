@@ -16,7 +16,6 @@ size, and a Drawing kept between steps only repaints its marks (see png())."""
 from __future__ import annotations
 
 import itertools
-import threading
 from collections import deque
 from collections.abc import Callable
 
@@ -33,12 +32,13 @@ from ..i18n import _
 from .draw_labels import (FONT, STOPS_DRAWN, clip, ems, leaf_line, node_lines, points, state_word, stop_words,
                           value_text)
 from .png_bands import BandedPng, Mark, border, fill, stamp
-from ..fonts import figure_text
+from ..fonts import FIGURES, figure_text
 
 STATES = ("done", "current", "ready", "waiting")
 PREPARED_AT_ONCE = 8  # texts a figure when prepare() renders a drawing's texts between clicks
-#: one thread in matplotlib at a time: a click's texts and the next window drawn between clicks
-RENDERING = threading.RLock()
+#: one thread in matplotlib at a time: a click's texts and the next window drawn between clicks; the
+#: lock every figure is built under (fonts.FIGURES), so that a thread's fonts are never another's
+RENDERING = FIGURES
 COLORS = {"done": "#d9ead3", "current": "#f6b26b", "ready": "#fff2cc", "waiting": "#ffffff"}
 # The marks that do not rest on colour: each state's border (colour, width in points, dashes in
 # points or None for solid) and its word (draw_labels.STATE_WORDS). Every mark's colour has a WCAG
@@ -742,6 +742,7 @@ class Drawing:
                 sprite = _on_label(sprite)
             self._sprites[key] = sprite
 
+    @figure_text  # under the lock, in the language's fonts: a thread may be building another figure
     def _render_blank(self, dpi: int) -> BandedPng:
         self.paint(None)
         self.boxes.set_facecolor(COLORS["waiting"])
