@@ -85,7 +85,7 @@ test-lessons: $(STAMP) $(MO)
 	$(EN) $(BIN)/python -m pytest -p no:cacheprovider -n auto --dist loadfile --nbval --nbval-current-env \
 		--nbval-sanitize-with notebooks/sanitize.cfg $(LESSONS)
 
-# The files derived from the code and the lessons (the bank's order, the README exercise tables).
+# The files derived from the code and the lessons (the bank's order, the exercise tables of docs/teachers.md).
 derived: $(STAMP) $(MO)
 	$(EN) $(BIN)/python scripts/derived.py
 

@@ -8,7 +8,7 @@ proxy; anything of its process tree still alive afterwards is killed.
 
 A demonstration: every learner's server runs as the user who ran this (root here), with no
 isolation between learners: a learner's kernel can read and change whatever that user can (every
-home, the state folder, the hub's environment). See README's teacher section for what a real class
+home, the state folder, the hub's environment). See docs/classroom.md for what a real class
 uses.
 """
 from __future__ import annotations

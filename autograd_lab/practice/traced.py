@@ -3,7 +3,7 @@ numpy array) that shares memory with a gradient autograd computed. The gradients
 exercise's expected values and the ``.grad`` of the tensors and modules in the namespaces of the
 code that called the check (a notebook cell's, a test's): only read, never changed, and every scan
 bounded. A copy (``.clone()``, ``.tolist()``, ``.item()``) owns its memory and cannot be told from
-numbers the learner worked out; a teacher's notes say so (README, "For teachers").
+numbers the learner worked out; a teacher's notes say so (docs/teachers.md, "What a value check can and cannot tell").
 
 >>> import torch
 >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
