@@ -132,7 +132,7 @@ def test_the_glossary_states_the_leaf_convention():
     assert re.search(r"^\| leaf node[^|]*\| 叶子节点 \|", glossary, re.M)
 
 
-@pytest.mark.parametrize("room", ROOMS)
+@pytest.mark.parametrize("room", [*ROOMS, "exercises", "exercises_advanced", "practice"])
 def test_a_leaf_node_only_where_a_node_is_meant(room):
     """叶子张量 for the tensor, 叶子节点 for the graph node: a msgstr says 叶子节点 only for an English
     sentence about a node, and every English "leaf tensor" is a 叶子张量."""
