@@ -152,7 +152,9 @@ def test_rerunning_a_cell_leaves_no_older_view_alive(kernel, kind, with_cell_id)
         counts.append(census(kernel))
     second, last = counts[1], counts[-1]
     assert last["views"] - before["views"] == live, (before, last)
-    grown = {k: (second[k], last[k]) for k in second if k != "mb" and second[k] != last[k]}
+    # more of anything than after run 2 is an older view's data kept (fewer is not: a window the
+    # stepper was drawing ahead in its thread at run 2 may be done by run 5)
+    grown = {k: (second[k], last[k]) for k in second if k != "mb" and last[k] > second[k]}
     # an Out[n] keeps every run's view, released (data-free) but for the newest: none else is kept
     if kind in ("steppers", "out"):
         assert grown.pop("released views", None) == (second["released views"], second["released views"] + RUNS - 2)
