@@ -47,10 +47,13 @@ def _family(font: Font) -> str | None:
                 manager.addfont(path)
             except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read: the others serve
                 continue
-    names = sorted({f.name for f in files_of_the_font()} | {f.name for f in manager.ttflist if f.name == font.family})
-    if not names:
-        return None  # not found is asked again: the font may be installed while the kernel runs
-    name = font.family if font.family in names else names[0]
+    if any(f.name == font.family for f in manager.ttflist):
+        name = font.family
+    else:  # a collection read by its first face only, or no file of the font at all
+        faces = sorted({f.name for f in files_of_the_font()})
+        if not faces:
+            return None  # not found is asked again: the font may be installed while the kernel runs
+        name = faces[0]
     _found[font.family] = name
     return name
 
